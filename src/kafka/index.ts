@@ -1,0 +1,1 @@
+export { runKafkaCommand } from './embedded/index.ts'
