@@ -1,1 +1,13 @@
 export { runKafkaCommand } from './embedded/index.ts'
+export { LogTailer } from './log-tailer.ts'
+export type { LogRecord, LogTailerOptions } from './log-tailer.ts'
+export {
+  GROUP_HEARTBEAT_INTERVAL_MS,
+  GROUP_REBALANCE_TIMEOUT_MS,
+  GROUP_SESSION_TIMEOUT_MS,
+  IsolationLevels,
+  parseBootstrap
+} from './client-options.ts'
+export type { KafkaConnection } from './client-options.ts'
+export { ensureTopics } from './topics.ts'
+export type { TopicSpec } from './topics.ts'

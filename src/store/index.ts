@@ -1,0 +1,17 @@
+export { ResourceStore, DEFAULT_BUCKETS, storeTopics } from './resource-store.ts'
+export type { ResourceStoreOptions } from './resource-store.ts'
+export { storeNames, DEFAULT_PREFIX } from './names.ts'
+export type { StoreNames } from './names.ts'
+export { bucketOf } from './bucket-of.ts'
+export { isFencing } from './bucket-writer.ts'
+export type { StatusOf } from './bucket-writer.ts'
+export type {
+  BucketOwner,
+  ControllerRecord,
+  NewMetadata,
+  StoredEntry,
+  StoredMetadata,
+  StoredObject,
+  WriteOp,
+  WriteResult
+} from './types.ts'

@@ -1,0 +1,241 @@
+import { Producer } from '@platformatic/kafka'
+import { ErrorCodes, ShoalError } from '../errors/index.ts'
+import { LogTailer, ensureTopics } from '../kafka/index.ts'
+import type { KafkaConnection, LogRecord } from '../kafka/index.ts'
+import { bucketOf } from './bucket-of.ts'
+import { BucketWriter } from './bucket-writer.ts'
+import type { StatusOf } from './bucket-writer.ts'
+import { encodeValue, schemaHeaders } from './codec.ts'
+import { Membership } from './membership.ts'
+import type { Assignment } from './membership.ts'
+import { storeNames } from './names.ts'
+import type { StoreNames } from './names.ts'
+import { ResourceView } from './resource-view.ts'
+import type { BucketOwner, ControllerRecord, StoredEntry, WriteOp, WriteResult } from './types.ts'
+
+export const DEFAULT_BUCKETS = 16
+
+export interface ResourceStoreOptions {
+  readonly connection: KafkaConnection
+  readonly prefix?: string
+  /** Number of buckets; fixed when the topics are first created. */
+  readonly buckets?: number
+  /** This replica's stable name and the URL other replicas forward writes to. */
+  readonly replicaId: string
+  readonly url: string
+  readonly statusOf: StatusOf
+  readonly sessionTimeoutMs?: number
+  readonly log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void
+}
+
+/**
+ * The resource store on the Kafka log (DESIGN §4). Every replica reads every bucket; each bucket is
+ * written only by the replica the controllers' consumer group assigned it to, through a fenced
+ * transactional producer. Reads wait until the replica has read up to the log's last stable offset, so a
+ * client sees its own writes whichever replica it asks.
+ */
+export class ResourceStore {
+  readonly names: StoreNames
+  readonly buckets: number
+  readonly replicaId: string
+  readonly #options: ResourceStoreOptions
+  readonly #view: ResourceView
+  readonly #tailer: LogTailer
+  readonly #membership: Membership
+  readonly #writers = new Map<number, BucketWriter>()
+  readonly #announcer: Producer
+  #assignment: Assignment = { generation: -1, buckets: [] }
+  #closed = false
+
+  private constructor(options: ResourceStoreOptions) {
+    this.#options = options
+    this.names = storeNames(options.prefix)
+    this.buckets = options.buckets ?? DEFAULT_BUCKETS
+    this.replicaId = options.replicaId
+    const log = options.log ?? (() => undefined)
+    this.#view = new ResourceView(
+      {
+        resources: this.names.resourcesTopic,
+        status: this.names.statusTopic,
+        controllers: this.names.controllersTopic
+      },
+      (record: LogRecord, reason: string) =>
+        log('warn', 'skipping unreadable record', { topic: record.topic, offset: String(record.offset), reason })
+    )
+    this.#tailer = new LogTailer({
+      connection: options.connection,
+      topics: [this.names.resourcesTopic, this.names.statusTopic, this.names.controllersTopic],
+      onRecord: record => this.#view.apply(record),
+      onError: error => log('warn', 'reading the store failed; retrying', { error: String(error) })
+    })
+    this.#membership = new Membership({
+      connection: options.connection,
+      names: this.names,
+      ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs })
+    })
+    this.#membership.on('assignment', assignment => this.#onAssignment(assignment))
+    this.#membership.on('error', error => log('warn', 'controller group error', { error: String(error) }))
+    this.#announcer = new Producer({
+      clientId: `${options.connection.clientId}-announcer`,
+      bootstrapBrokers: [...options.connection.brokers],
+      acks: -1,
+      retries: 5,
+      retryDelay: 200
+    })
+  }
+
+  /** Creates the internal topics if needed, reads the store, and joins the controllers' group. */
+  static async open(options: ResourceStoreOptions): Promise<ResourceStore> {
+    const store = new ResourceStore(options)
+    await ensureTopics(options.connection, storeTopics(store.names, store.buckets))
+    await store.#tailer.start()
+    await store.#tailer.barrier([{ topic: store.names.resourcesTopic }, { topic: store.names.statusTopic }])
+    await store.#membership.start()
+    return store
+  }
+
+  /** Leaves the group (so the others take over at once) and closes every client. */
+  async close(): Promise<void> {
+    if (this.#closed) return
+    this.#closed = true
+    await this.#membership.stop()
+    await Promise.all([...this.#writers.values()].map(w => w.close()))
+    this.#writers.clear()
+    await this.#announce({ kind: 'leave' }).catch(() => undefined)
+    await this.#announcer.close(true).catch(() => undefined)
+    await this.#tailer.close()
+  }
+
+  bucketOf(key: string): number {
+    return bucketOf(key, this.buckets)
+  }
+
+  get assignment(): Assignment {
+    return this.#assignment
+  }
+
+  /** True when this replica owns bucket 0: it runs the scheduler and the autoscalers. */
+  get isLeader(): boolean {
+    return this.#assignment.buckets.includes(0)
+  }
+
+  ownerOf(bucket: number): BucketOwner {
+    if (this.#writers.has(bucket)) return { kind: 'self' }
+    const claim = this.#view.claimOf(bucket)
+    if (claim && claim.replicaId !== this.replicaId)
+      return { kind: 'remote', replicaId: claim.replicaId, url: claim.url }
+    return { kind: 'unknown' }
+  }
+
+  controllers(): ControllerRecord[] {
+    return this.#view.controllers()
+  }
+
+  async get(key: string): Promise<StoredEntry | undefined> {
+    const bucket = this.bucketOf(key)
+    await this.#tailer.barrier([
+      { topic: this.names.resourcesTopic, partitions: [bucket] },
+      { topic: this.names.statusTopic, partitions: [bucket] }
+    ])
+    return this.#view.get(key)
+  }
+
+  async list(predicate?: (key: string) => boolean): Promise<StoredEntry[]> {
+    await this.#tailer.barrier([{ topic: this.names.resourcesTopic }, { topic: this.names.statusTopic }])
+    return this.#view.list(predicate)
+  }
+
+  /** Applies a write on this replica, which must own the key's bucket. */
+  async write(op: WriteOp): Promise<WriteResult> {
+    const key = op.kind === 'create' || op.kind === 'update' ? objectKey(op.object) : op.key
+    const writer = this.#writers.get(this.bucketOf(key))
+    if (!writer) {
+      throw new ShoalError(ErrorCodes.UNAVAILABLE, `this replica does not own the bucket of ${key}`, {
+        retriable: true
+      })
+    }
+    return writer.write(op)
+  }
+
+  #onAssignment(assignment: Assignment): void {
+    if (this.#closed) return
+    const log = this.#options.log ?? (() => undefined)
+    const previous = this.#assignment
+    this.#assignment = assignment
+    const owned = new Set(assignment.buckets)
+    for (const [bucket, writer] of this.#writers) {
+      // A writer that was fenced is replaced even if the bucket came back to us.
+      if (!owned.has(bucket) || writer.state === 'fenced') {
+        this.#writers.delete(bucket)
+        void writer.close()
+      }
+    }
+    for (const bucket of owned) {
+      if (this.#writers.has(bucket)) continue
+      const writer = new BucketWriter({
+        connection: this.#options.connection,
+        names: this.names,
+        bucket,
+        tailer: this.#tailer,
+        view: this.#view,
+        statusOf: this.#options.statusOf
+      })
+      this.#writers.set(bucket, writer)
+      writer.opened.catch(error => {
+        log('error', 'could not take over a bucket', { bucket, error: String(error) })
+        if (this.#writers.get(bucket) === writer) this.#writers.delete(bucket)
+      })
+    }
+    log('info', 'buckets assigned', {
+      generation: assignment.generation,
+      buckets: assignment.buckets,
+      leader: owned.has(0),
+      previous: previous.buckets
+    })
+    void this.#announce({ kind: 'join', assignment }).catch(error =>
+      log('warn', 'could not announce buckets', { error: String(error) })
+    )
+  }
+
+  async #announce(what: { kind: 'join'; assignment: Assignment } | { kind: 'leave' }): Promise<void> {
+    const record: ControllerRecord | null =
+      what.kind === 'leave'
+        ? null
+        : {
+            replicaId: this.replicaId,
+            url: this.#options.url,
+            generation: what.assignment.generation,
+            buckets: what.assignment.buckets,
+            since: new Date().toISOString()
+          }
+    await this.#announcer.send({
+      messages: [
+        {
+          topic: this.names.controllersTopic,
+          partition: 0,
+          key: Buffer.from(this.replicaId),
+          value: record === null ? (null as unknown as Buffer) : encodeValue(record),
+          headers: schemaHeaders()
+        }
+      ]
+    })
+  }
+}
+
+function objectKey(object: { kind: string; metadata: { namespace: string; name: string } }): string {
+  return `${object.kind}/${object.metadata.namespace}/${object.metadata.name}`
+}
+
+const compacted = { 'cleanup.policy': 'compact' }
+
+/** The internal topics and their settings (DESIGN §4). */
+export function storeTopics(names: StoreNames, buckets: number) {
+  return [
+    { name: names.resourcesTopic, partitions: buckets, configs: compacted },
+    { name: names.statusTopic, partitions: buckets, configs: compacted },
+    { name: names.placementsTopic, partitions: buckets, configs: compacted },
+    { name: names.contractsTopic, partitions: buckets, configs: compacted },
+    { name: names.membersTopic, partitions: 1, configs: compacted },
+    { name: names.controllersTopic, partitions: 1, configs: compacted }
+  ]
+}
