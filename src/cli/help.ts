@@ -1,0 +1,97 @@
+/** Usage text of `shoal` and of each resource command; docs/cli.md says the same at length. */
+
+const connection = `Connection flags:
+  -s, --server URL            the Shoal API (default: $SHOAL_SERVER, else http://127.0.0.1:8080)
+      --request-timeout DUR   give up on a request after DUR (30s, 2m, 500ms; 0 = never; default 30s)
+  -h, --help                  show this help`
+
+export const usage = {
+  shoal: `shoal runs event sources (KafkaSource, PingSource) on an elastic pool of dispatchers.
+
+Usage: shoal COMMAND [ARGS] [FLAGS]
+
+Run Shoal:
+  up          start Kafka (unless given one), a controller and dispatchers on this machine
+  controller  run one control-plane replica (resource API, reconcilers, scheduler)
+  kafka       run a development Apache Kafka broker ('shoal kafka start')
+
+Work with resources (like kubectl):
+  apply       create or update resources from manifests
+  get         list resources, or show some
+  describe    show one resource in detail
+  delete      delete resources by name or by manifest
+
+Other:
+  version     print the client and server versions
+  help        show this help, or a command's ('shoal help get')
+
+Resource types: kafkasources (ks), pingsources (ps), all.
+Run 'shoal COMMAND --help' for a command's flags.
+`,
+  apply: `Create or update resources from manifests (kubectl apply semantics: the last applier wins).
+
+Usage: shoal apply -f FILE|DIR|- [-f …] [-n NAMESPACE]
+
+Each object is created; if it exists, it is replaced by the manifest's spec, labels and annotations.
+Prints "<kind>/<name> created|configured|unchanged" per object; an object that fails does not stop
+the others, and the exit code is 1 if any failed.
+
+Flags:
+  -f, --filename PATH         a file, a directory (its *.yaml, *.yml, *.json files) or - for stdin; repeatable
+  -n, --namespace NS          namespace for objects that name none (default "default")
+${connection}
+`,
+  get: `List resources, or show some.
+
+Usage: shoal get TYPE[,TYPE…] [NAME…] [FLAGS]
+       shoal get TYPE/NAME … [FLAGS]
+       shoal get all [FLAGS]
+
+Flags:
+  -n, --namespace NS          the namespace (default "default")
+  -A, --all-namespaces        list across all namespaces
+  -l, --selector SELECTOR     filter by labels: a=b, a!=b, a, !a, a in (x,y), a notin (x); comma = and
+  -o, --output FORMAT         wide | yaml | json | name (default: a table)
+${connection}
+`,
+  describe: `Show resources in detail: metadata, spec, status and conditions.
+
+Usage: shoal describe TYPE [NAME…] [FLAGS]
+       shoal describe TYPE/NAME … [FLAGS]
+
+Without a NAME, describes every resource of the type (filtered by -l).
+
+Flags:
+  -n, --namespace NS          the namespace (default "default")
+  -A, --all-namespaces        across all namespaces (without NAME)
+  -l, --selector SELECTOR     filter by labels (without NAME)
+${connection}
+`,
+  delete: `Delete resources by name or by manifest.
+
+Usage: shoal delete TYPE NAME [NAME…] [FLAGS]
+       shoal delete TYPE/NAME … [FLAGS]
+       shoal delete -f FILE|DIR|- [-f …] [FLAGS]
+
+Flags:
+  -f, --filename PATH         delete what these manifests describe; repeatable
+  -n, --namespace NS          the namespace (default "default", or each manifest's own)
+      --ignore-not-found      treat a resource that does not exist as deleted
+${connection}
+`,
+  version: `Print the client version and, when the API answers, the server's.
+
+Usage: shoal version [--client] [-o json|yaml]
+
+Flags:
+      --client                the client version only; no request
+  -o, --output FORMAT         json | yaml
+${connection}
+`
+} as const
+
+export type HelpTopic = keyof typeof usage
+
+export function isHelpTopic(name: string): name is HelpTopic {
+  return Object.hasOwn(usage, name)
+}
