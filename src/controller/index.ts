@@ -1,5 +1,5 @@
-// Placeholder until the controller lands.
-export async function runControllerCommand(_argv: readonly string[]): Promise<number> {
-  process.stderr.write('shoal controller: not built yet\n')
-  return 1
-}
+export { runControllerCommand } from './controller-command.ts'
+export { startController } from './controller.ts'
+export type { ControllerOptions, RunningController } from './controller.ts'
+export { createLogger } from './logger.ts'
+export type { Logger } from './logger.ts'

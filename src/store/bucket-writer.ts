@@ -10,6 +10,9 @@ import type { NewMetadata, StoredEntry, StoredObject, WriteOp, WriteResult } fro
 /** Computes a resource's status when its desired state is written; `previous` is the status it had. */
 export type StatusOf = (object: StoredObject, previous: unknown) => unknown
 
+/** Fills server-side defaults of a resource once its uid is known. */
+export type Finalize = (object: StoredObject) => StoredObject
+
 export interface BucketWriterOptions {
   readonly connection: KafkaConnection
   readonly names: StoreNames
@@ -17,6 +20,8 @@ export interface BucketWriterOptions {
   readonly tailer: LogTailer
   readonly view: ResourceView
   readonly statusOf: StatusOf
+  /** Server-side defaults that need the server-set fields (uid), applied before the spec is compared. */
+  readonly finalize?: Finalize
   readonly now?: () => Date
 }
 
@@ -60,8 +65,10 @@ export class BucketWriter {
   }
 
   async #open(): Promise<void> {
-    // InitProducerId happens on the first transaction: that is the fencing step.
-    const tx = await this.#producer.beginTransaction()
+    // InitProducerId happens on the first transaction: that is the fencing step. It must ask for a new
+    // producer id (-1/-1); the client's default of 0/0 reads to the broker as "bump epoch 0 of producer 0",
+    // which it refuses once another process has used the transactional id.
+    const tx = await this.#producer.beginTransaction({ producerId: -1n, producerEpoch: -1 })
     await tx.cancel()
     await this.#catchUp()
     if (this.#state === 'opening') this.#state = 'ready'
@@ -127,21 +134,26 @@ export class BucketWriter {
       object = current!.object
     } else {
       const base = current?.object.metadata
-      const specChanged = !base || JSON.stringify(current.object.spec) !== JSON.stringify(op.object.spec)
-      object = {
+      const draft: StoredObject = {
         apiVersion: op.object.apiVersion,
         kind: op.object.kind,
         metadata: {
           name: op.object.metadata.name,
           namespace: op.object.metadata.namespace,
           uid: base?.uid ?? randomUUID(),
-          generation: base ? base.generation + (specChanged ? 1 : 0) : 1,
+          generation: base?.generation ?? 1,
           creationTimestamp: base?.creationTimestamp ?? now.toISOString(),
           ...(op.object.metadata.labels ? { labels: op.object.metadata.labels } : {}),
           ...(op.object.metadata.annotations ? { annotations: op.object.metadata.annotations } : {})
         },
         spec: op.object.spec
       }
+      const finalized = this.#options.finalize ? this.#options.finalize(draft) : draft
+      // The generation moves only when the desired state (spec) does, as in Kubernetes.
+      const specChanged = base !== undefined && JSON.stringify(current!.object.spec) !== JSON.stringify(finalized.spec)
+      object = specChanged
+        ? { ...finalized, metadata: { ...finalized.metadata, generation: base.generation + 1 } }
+        : finalized
     }
     const status = op.kind === 'status' ? op.status : this.#options.statusOf(object, current?.status)
     const messages = [{ topic: names.statusTopic, key, value: { status } }]

@@ -24,6 +24,7 @@ export function decodeValue(
   }
 }
 
-export function schemaHeaders(): Record<string, Buffer> {
-  return { [SCHEMA_HEADER]: Buffer.from(String(SCHEMA_VERSION)) }
+/** Header keys go on the wire as bytes, so they are Buffers here too. */
+export function schemaHeaders(): Map<Buffer, Buffer> {
+  return new Map([[Buffer.from(SCHEMA_HEADER), Buffer.from(String(SCHEMA_VERSION))]])
 }

@@ -3,8 +3,8 @@ export type { ResourceStoreOptions } from './resource-store.ts'
 export { storeNames, DEFAULT_PREFIX } from './names.ts'
 export type { StoreNames } from './names.ts'
 export { bucketOf } from './bucket-of.ts'
-export { isFencing } from './bucket-writer.ts'
-export type { StatusOf } from './bucket-writer.ts'
+export { BucketWriter, isFencing } from './bucket-writer.ts'
+export type { Finalize, StatusOf } from './bucket-writer.ts'
 export type {
   BucketOwner,
   ControllerRecord,

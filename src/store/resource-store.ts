@@ -4,7 +4,7 @@ import { LogTailer, ensureTopics } from '../kafka/index.ts'
 import type { KafkaConnection, LogRecord } from '../kafka/index.ts'
 import { bucketOf } from './bucket-of.ts'
 import { BucketWriter } from './bucket-writer.ts'
-import type { StatusOf } from './bucket-writer.ts'
+import type { Finalize, StatusOf } from './bucket-writer.ts'
 import { encodeValue, schemaHeaders } from './codec.ts'
 import { Membership } from './membership.ts'
 import type { Assignment } from './membership.ts'
@@ -24,6 +24,7 @@ export interface ResourceStoreOptions {
   readonly replicaId: string
   readonly url: string
   readonly statusOf: StatusOf
+  readonly finalize?: Finalize
   readonly sessionTimeoutMs?: number
   readonly log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void
 }
@@ -178,7 +179,8 @@ export class ResourceStore {
         bucket,
         tailer: this.#tailer,
         view: this.#view,
-        statusOf: this.#options.statusOf
+        statusOf: this.#options.statusOf,
+        ...(this.#options.finalize ? { finalize: this.#options.finalize } : {})
       })
       this.#writers.set(bucket, writer)
       writer.opened.catch(error => {

@@ -1,0 +1,84 @@
+import { parseArgs } from 'node:util'
+import { parseBootstrap } from '../kafka/index.ts'
+import { ShoalError } from '../errors/index.ts'
+import { startController } from './controller.ts'
+import { createLogger } from './logger.ts'
+
+const usage = `usage: shoal controller --kafka HOST:PORT[,HOST:PORT…] [--port 8080] [--host 127.0.0.1]
+                        [--prefix shoal] [--buckets 16] [--id NAME] [--service-url-template URL]`
+
+/** `shoal controller`: one control-plane replica, until SIGINT or SIGTERM. */
+export async function runControllerCommand(argv: readonly string[]): Promise<number> {
+  let values
+  try {
+    ;({ values } = parseArgs({
+      args: [...argv],
+      options: {
+        kafka: { type: 'string' },
+        port: { type: 'string', default: '8080' },
+        host: { type: 'string', default: '127.0.0.1' },
+        prefix: { type: 'string' },
+        buckets: { type: 'string' },
+        id: { type: 'string' },
+        'service-url-template': { type: 'string' },
+        help: { type: 'boolean', short: 'h' }
+      },
+      strict: true,
+      allowPositionals: false
+    }))
+  } catch (error) {
+    process.stderr.write(`shoal controller: ${(error as Error).message}\n${usage}\n`)
+    return 2
+  }
+  if (values.help) {
+    process.stdout.write(`${usage}\n`)
+    return 0
+  }
+  const kafka = values.kafka ?? process.env['KAFKA_BOOTSTRAP_SERVERS']
+  if (!kafka) {
+    process.stderr.write(`shoal controller: --kafka is required (or set KAFKA_BOOTSTRAP_SERVERS)\n${usage}\n`)
+    return 2
+  }
+  let brokers: string[]
+  try {
+    brokers = parseBootstrap(kafka)
+  } catch (error) {
+    process.stderr.write(`shoal controller: --kafka: ${(error as Error).message}\n`)
+    return 2
+  }
+  const port = Number(values.port)
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    process.stderr.write(`shoal controller: --port must be a port number, not "${values.port}"\n`)
+    return 2
+  }
+  const buckets = values.buckets === undefined ? undefined : Number(values.buckets)
+  if (buckets !== undefined && (!Number.isInteger(buckets) || buckets < 1 || buckets > 1000)) {
+    process.stderr.write(`shoal controller: --buckets must be an integer from 1 to 1000, not "${values.buckets}"\n`)
+    return 2
+  }
+  const logger = createLogger('shoal-controller')
+  try {
+    const controller = await startController({
+      brokers,
+      port,
+      host: values.host,
+      logger,
+      ...(values.prefix === undefined ? {} : { prefix: values.prefix }),
+      ...(buckets === undefined ? {} : { buckets }),
+      ...(values.id === undefined ? {} : { replicaId: values.id }),
+      ...(values['service-url-template'] === undefined ? {} : { serviceUrlTemplate: values['service-url-template'] })
+    })
+    process.stdout.write(`Shoal controller ${controller.replicaId} serving the API on ${controller.url}\n`)
+    await new Promise<void>(resolve => {
+      process.once('SIGINT', resolve)
+      process.once('SIGTERM', resolve)
+    })
+    await controller.close()
+    return 0
+  } catch (error) {
+    process.stderr.write(
+      `shoal controller: ${error instanceof ShoalError ? error.message : String((error as Error).message ?? error)}\n`
+    )
+    return 1
+  }
+}

@@ -1,0 +1,83 @@
+import { hostname } from 'node:os'
+import { computeStatus, defaultConsumerGroup, DEFAULT_SERVICE_URL_TEMPLATE } from '../api/index.ts'
+import type { SourceResource, SourceStatus } from '../api/index.ts'
+import { ApiServer } from '../server/index.ts'
+import { ResourceStore } from '../store/index.ts'
+import type { StoredObject } from '../store/index.ts'
+import type { Logger } from './logger.ts'
+
+export interface ControllerOptions {
+  readonly brokers: readonly string[]
+  readonly host?: string
+  readonly port?: number
+  readonly prefix?: string
+  readonly buckets?: number
+  /** A stable name for this replica; defaults to host name and port. */
+  readonly replicaId?: string
+  /** How a sink `ref` to a Service becomes a URL: `{name}` and `{namespace}` are replaced. */
+  readonly serviceUrlTemplate?: string
+  readonly sessionTimeoutMs?: number
+  readonly logger: Logger
+}
+
+export interface RunningController {
+  readonly url: string
+  readonly replicaId: string
+  readonly store: ResourceStore
+  close(): Promise<void>
+}
+
+/** Starts one control-plane replica: the API server, then the store it serves. */
+export async function startController(options: ControllerOptions): Promise<RunningController> {
+  const log = options.logger
+  const server = new ApiServer({
+    ...(options.host === undefined ? {} : { host: options.host }),
+    ...(options.port === undefined ? {} : { port: options.port }),
+    log: (level, message, fields) => log[level](fields ?? {}, message)
+  })
+  const url = await server.listen()
+  const replicaId = options.replicaId ?? `${hostname()}-${new URL(url).port}`
+  const serviceUrlTemplate = options.serviceUrlTemplate ?? DEFAULT_SERVICE_URL_TEMPLATE
+  let store: ResourceStore
+  try {
+    store = await ResourceStore.open({
+      connection: { brokers: options.brokers, clientId: `shoal-controller-${replicaId}` },
+      ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
+      ...(options.buckets === undefined ? {} : { buckets: options.buckets }),
+      ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
+      replicaId,
+      url,
+      statusOf: (object, previous) =>
+        computeStatus(object as unknown as SourceResource, {
+          serviceUrlTemplate,
+          now: new Date(),
+          ...(previous === undefined ? {} : { previous: previous as SourceStatus })
+        }),
+      finalize: withServerDefaults,
+      log: (level, message, fields) => log[level](fields ?? {}, message)
+    })
+  } catch (error) {
+    await server.close()
+    throw error
+  }
+  server.attach(store)
+  log.info({ replicaId, url }, 'controller ready')
+  return {
+    url,
+    replicaId,
+    store,
+    async close() {
+      const closing = server.close()
+      await store.close()
+      await closing
+    }
+  }
+}
+
+/** Defaults that need the uid: a KafkaSource without a consumer group gets Knative's `knative-kafka-source-<uid>`. */
+function withServerDefaults(object: StoredObject): StoredObject {
+  if (object.kind !== 'KafkaSource') return object
+  const spec = object.spec as { consumerGroup?: string }
+  if (spec.consumerGroup) return object
+  return { ...object, spec: { ...spec, consumerGroup: defaultConsumerGroup(object.metadata.uid) } }
+}

@@ -1,0 +1,400 @@
+import { createServer } from 'node:http'
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { request as httpRequest } from 'undici'
+import { apiVersionOf, kindByPath, kinds, parseManifests, validateResource } from '../api/index.ts'
+import type { KindInfo } from '../api/index.ts'
+import { ErrorCodes, ShoalError, isShoalError } from '../errors/index.ts'
+import type { ResourceStore, StoredEntry, WriteOp, WriteResult } from '../store/index.ts'
+import { parseSelector, matchesSelector } from './label-selector.ts'
+import { openApiDocument } from './openapi.ts'
+import { readBody } from './read-body.ts'
+import { failure, statusOf, success } from './status.ts'
+import type { StatusBody } from './status.ts'
+
+export interface ApiServerOptions {
+  readonly host?: string
+  readonly port?: number
+  /** Largest accepted request body. */
+  readonly maxBodyBytes?: number
+  /** How long a write may wait for its bucket's owner (during a rebalance) before it answers 503. */
+  readonly writeTimeoutMs?: number
+  readonly log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void
+}
+
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+const FORWARDED_HEADER = 'x-shoal-forwarded'
+const INTERNAL_WRITES = '/internal/v1/writes'
+
+/**
+ * The resource API: Kubernetes-style paths over the store. Any replica answers reads from its own copy
+ * of the log; writes go to the owner of the key's bucket, forwarded by whichever replica got them.
+ */
+export class ApiServer {
+  readonly #options: ApiServerOptions
+  readonly #server: Server
+  #store: ResourceStore | undefined
+  #url = ''
+
+  constructor(options: ApiServerOptions) {
+    this.#options = options
+    this.#server = createServer((req, res) => {
+      this.#handle(req, res).catch(error => this.#send(res, statusOf(error)))
+    })
+    this.#server.keepAliveTimeout = 5_000
+  }
+
+  get url(): string {
+    return this.#url
+  }
+
+  async listen(): Promise<string> {
+    await listenOn(this.#server, this.#options.port ?? 8080, this.#options.host ?? '127.0.0.1')
+    this.#url = urlOf(this.#server)
+    return this.#url
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>(resolve => {
+      this.#server.close(() => resolve())
+      this.#server.closeIdleConnections()
+    })
+  }
+
+  /**
+   * Connects the store. The server listens first because the store announces this server's URL to the
+   * other replicas; until then every request but /healthz gets 503.
+   */
+  attach(store: ResourceStore): void {
+    this.#store = store
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost')
+    const path = url.pathname.replace(/\/+$/, '') || '/'
+    const method = req.method ?? 'GET'
+    if (path === '/healthz') return this.#text(res, 200, 'ok')
+    const store = this.#store
+    if (!store) return this.#send(res, failure(503, 'ServiceUnavailable', 'the controller is starting; retry'))
+    if (path === '/readyz') {
+      const ready = store.assignment.generation >= 0
+      return this.#text(res, ready ? 200 : 503, ready ? 'ok' : 'not ready: not yet a member of the controllers group')
+    }
+    if (path === '/openapi.json') return this.#json(res, 200, openApiDocument())
+    if (path === '/apis') return this.#json(res, 200, discovery())
+    if (path === INTERNAL_WRITES && method === 'POST') return this.#internalWrite(req, res)
+
+    const parts = path.split('/').slice(1).map(decodeURIComponent)
+    if (parts[0] !== 'apis' || parts.length < 4) {
+      return this.#send(res, failure(404, 'NotFound', `the server could not find the requested resource (${path})`))
+    }
+    const [, group = '', version = ''] = parts
+    let namespace: string | undefined
+    let plural: string
+    let name: string | undefined
+    if (parts[3] === 'namespaces' && parts.length >= 6 && parts.length <= 7) {
+      namespace = parts[4]
+      plural = parts[5] ?? ''
+      name = parts[6]
+    } else if (parts.length === 4) {
+      plural = parts[3] ?? ''
+    } else {
+      return this.#send(res, failure(404, 'NotFound', `the server could not find the requested resource (${path})`))
+    }
+    const info = kindByPath(group, version, plural)
+    if (!info) {
+      return this.#send(
+        res,
+        failure(
+          404,
+          'NotFound',
+          `the server could not find the requested resource: ${group}/${version} ${plural}; it serves ${servedList()}`
+        )
+      )
+    }
+
+    if (name === undefined) {
+      if (method === 'GET') return this.#list(res, info, namespace, url.searchParams.get('labelSelector') ?? '')
+      if (method === 'POST' && namespace !== undefined) return this.#create(req, res, info, namespace)
+      return this.#send(res, failure(405, 'MethodNotAllowed', `${method} is not allowed on ${path}`))
+    }
+    const key = `${info.kind}/${namespace}/${name}`
+    const target = { kind: info.plural, name }
+    try {
+      if (method === 'GET') {
+        const entry = await store.get(key)
+        if (!entry) throw new ShoalError(ErrorCodes.NOT_FOUND, `${info.plural}.${info.group} "${name}" not found`)
+        return this.#json(res, 200, render(entry))
+      }
+      if (method === 'PUT') return await this.#update(req, res, info, namespace!, name)
+      if (method === 'DELETE') {
+        const expected = url.searchParams.get('resourceVersion') ?? undefined
+        const op: WriteOp = { kind: 'delete', key, ...(expected ? { expectedVersion: expected } : {}) }
+        await this.#execute(op, req)
+        return this.#json(res, 200, success(`${info.plural}.${info.group} "${name}" deleted`, target))
+      }
+      return this.#send(res, failure(405, 'MethodNotAllowed', `${method} is not allowed on ${path}`))
+    } catch (error) {
+      if (isShoalError(error, ErrorCodes.NOT_FOUND)) {
+        return this.#send(res, failure(404, 'NotFound', `${info.plural}.${info.group} "${name}" not found`, target))
+      }
+      return this.#send(res, statusOf(error, target))
+    }
+  }
+
+  async #list(res: ServerResponse, info: KindInfo, namespace: string | undefined, selectorText: string): Promise<void> {
+    const selector = parseSelector(selectorText)
+    if (!selector.ok) return this.#send(res, failure(400, 'BadRequest', `labelSelector: ${selector.message}`))
+    const prefix = namespace === undefined ? `${info.kind}/` : `${info.kind}/${namespace}/`
+    const entries = await this.#store!.list(key => key.startsWith(prefix))
+    const items = entries
+      .filter(e => matchesSelector(selector.requirements, e.object.metadata.labels ?? {}))
+      .map(render)
+    this.#json(res, 200, { apiVersion: apiVersionOf(info), kind: `${info.kind}List`, metadata: {}, items })
+  }
+
+  async #create(req: IncomingMessage, res: ServerResponse, info: KindInfo, namespace: string): Promise<void> {
+    const object = await this.#admit(req, info, namespace, undefined)
+    const result = await this.#execute({ kind: 'create', object: toNew(object) }, req)
+    this.#json(res, 201, render(result.entry))
+  }
+
+  async #update(
+    req: IncomingMessage,
+    res: ServerResponse,
+    info: KindInfo,
+    namespace: string,
+    name: string
+  ): Promise<void> {
+    const object = await this.#admit(req, info, namespace, name)
+    const expected = object.metadata.resourceVersion
+    const op: WriteOp = { kind: 'update', object: toNew(object), ...(expected ? { expectedVersion: expected } : {}) }
+    const result = await this.#execute(op, req)
+    this.#json(res, 200, render(result.entry))
+  }
+
+  /** Parses and validates a body, and checks it names what the path names. */
+  async #admit(
+    req: IncomingMessage,
+    info: KindInfo,
+    namespace: string,
+    name: string | undefined
+  ): Promise<ReturnType<typeof validateResource>> {
+    checkContentType(req)
+    const maxBytes = this.#options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
+    const text = await readBody(req, maxBytes)
+    const documents = parseManifests(text, { maxBytes })
+    if (documents.length !== 1) {
+      throw new ShoalError(
+        ErrorCodes.MALFORMED,
+        `the request body must hold exactly one object, not ${documents.length}`
+      )
+    }
+    const body = documents[0]
+    if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
+      const metadata = (body as { metadata?: unknown }).metadata
+      if (typeof metadata === 'object' && metadata !== null && !('namespace' in metadata)) {
+        ;(metadata as Record<string, unknown>).namespace = namespace
+      }
+    }
+    const object = validateResource(body)
+    const fields = []
+    if (object.kind !== info.kind || object.apiVersion !== apiVersionOf(info)) {
+      fields.push({
+        path: 'kind',
+        message: `the body is a ${object.apiVersion} ${object.kind}, the path names ${apiVersionOf(info)} ${info.kind}`
+      })
+    }
+    if (object.metadata.namespace !== namespace) {
+      fields.push({
+        path: 'metadata.namespace',
+        message: `"${object.metadata.namespace}" does not match the namespace of the request ("${namespace}")`
+      })
+    }
+    if (name !== undefined && object.metadata.name !== name) {
+      fields.push({
+        path: 'metadata.name',
+        message: `"${object.metadata.name}" does not match the name in the path ("${name}")`
+      })
+    }
+    if (fields.length > 0)
+      throw new ShoalError(
+        ErrorCodes.INVALID,
+        `${info.kind} does not match the request: ${fields.map(f => `${f.path}: ${f.message}`).join('; ')}`,
+        { fields }
+      )
+    return object
+  }
+
+  /** Runs a write on the bucket's owner: here, or forwarded; retried while ownership moves. */
+  async #execute(op: WriteOp, req: IncomingMessage | undefined): Promise<WriteResult> {
+    const store = this.#store!
+    const forwarded = req?.headers[FORWARDED_HEADER] !== undefined
+    const timeout = forwarded ? 2_000 : (this.#options.writeTimeoutMs ?? 15_000)
+    const deadline = Date.now() + timeout
+    const bucket = store.bucketOf(keyOf(op))
+    for (let attempt = 0; ; attempt++) {
+      const owner = store.ownerOf(bucket)
+      try {
+        if (owner.kind === 'self') return await store.write(op)
+        if (owner.kind === 'remote' && !forwarded) return await forward(owner.url, op)
+        throw new ShoalError(
+          ErrorCodes.UNAVAILABLE,
+          `no controller owns bucket ${bucket} right now (rebalance in progress); retry`,
+          { retriable: true }
+        )
+      } catch (error) {
+        if (!isShoalError(error) || !error.retriable || Date.now() >= deadline) throw error
+        await new Promise(resolve => setTimeout(resolve, Math.min(500, 25 * 2 ** attempt)))
+      }
+    }
+  }
+
+  async #internalWrite(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const text = await readBody(req, (this.#options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES) * 2)
+    const { op } = JSON.parse(text) as { op: WriteOp }
+    try {
+      const result = await this.#execute(op, req)
+      this.#json(res, 200, { result })
+    } catch (error) {
+      this.#send(res, statusOf(error))
+    }
+  }
+
+  #send(res: ServerResponse, status: StatusBody): void {
+    if (status.code >= 500)
+      this.#options.log?.('warn', 'request failed', { code: status.code, message: status.message })
+    const headers: Record<string, string> = status.code === 503 ? { 'retry-after': '1' } : {}
+    this.#json(res, status.code, status, headers)
+  }
+
+  #json(res: ServerResponse, code: number, body: unknown, headers: Record<string, string> = {}): void {
+    if (res.headersSent) return
+    const text = JSON.stringify(body)
+    res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers })
+    res.end(text)
+  }
+
+  #text(res: ServerResponse, code: number, body: string): void {
+    res.writeHead(code, { 'content-type': 'text/plain' })
+    res.end(body)
+  }
+}
+
+async function forward(url: string, op: WriteOp): Promise<WriteResult> {
+  let response
+  try {
+    response = await httpRequest(`${url}${INTERNAL_WRITES}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [FORWARDED_HEADER]: '1' },
+      body: JSON.stringify({ op }),
+      headersTimeout: 10_000,
+      bodyTimeout: 10_000
+    })
+  } catch (error) {
+    throw new ShoalError(ErrorCodes.UNAVAILABLE, `the owner at ${url} did not answer: ${(error as Error).message}`, {
+      retriable: true,
+      cause: error
+    })
+  }
+  const body = (await response.body.json()) as { result?: WriteResult } & Partial<StatusBody>
+  if (response.statusCode === 200 && body.result) return body.result
+  throw errorFromStatus(body, response.statusCode)
+}
+
+/** Turns a Status from another replica back into the error it stood for. */
+function errorFromStatus(body: Partial<StatusBody>, httpCode: number): ShoalError {
+  const codeByReason: Record<string, (typeof ErrorCodes)[keyof typeof ErrorCodes]> = {
+    Invalid: ErrorCodes.INVALID,
+    BadRequest: ErrorCodes.MALFORMED,
+    NotFound: ErrorCodes.NOT_FOUND,
+    AlreadyExists: ErrorCodes.CONFLICT,
+    Conflict: ErrorCodes.CONFLICT,
+    RequestEntityTooLarge: ErrorCodes.TOO_LARGE,
+    ServiceUnavailable: ErrorCodes.UNAVAILABLE
+  }
+  const code = codeByReason[body.reason ?? ''] ?? ErrorCodes.INTERNAL
+  const fields = (body.details?.causes ?? []).map(c => ({ path: c.field, message: c.message }))
+  return new ShoalError(code, body.message ?? `HTTP ${httpCode}`, { fields, retriable: httpCode === 503 })
+}
+
+function keyOf(op: WriteOp): string {
+  return op.kind === 'create' || op.kind === 'update'
+    ? `${op.object.kind}/${op.object.metadata.namespace}/${op.object.metadata.name}`
+    : op.key
+}
+
+function toNew(object: ReturnType<typeof validateResource>): Extract<WriteOp, { kind: 'create' }>['object'] {
+  const { name, namespace, labels, annotations } = object.metadata
+  return {
+    apiVersion: object.apiVersion,
+    kind: object.kind,
+    metadata: { name, namespace, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) },
+    spec: object.spec
+  }
+}
+
+function render(entry: StoredEntry): unknown {
+  return { ...entry.object, status: entry.status ?? {} }
+}
+
+function checkContentType(req: IncomingMessage): void {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase()
+  const accepted = [
+    '',
+    'application/json',
+    'application/yaml',
+    'application/x-yaml',
+    'text/yaml',
+    'text/x-yaml',
+    'text/plain'
+  ]
+  if (!accepted.includes(type)) {
+    throw new ShoalError(
+      ErrorCodes.MALFORMED,
+      `content-type ${type} is not supported; send application/json or application/yaml`
+    )
+  }
+}
+
+function discovery(): unknown {
+  return {
+    kind: 'APIResourceList',
+    resources: kinds.map(k => ({
+      group: k.group,
+      version: k.version,
+      kind: k.kind,
+      name: k.plural,
+      singularName: k.singular,
+      shortNames: k.shortNames,
+      namespaced: true
+    }))
+  }
+}
+
+function servedList(): string {
+  return kinds.map(k => `${apiVersionOf(k)} ${k.plural}`).join(', ')
+}
+
+function listenOn(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException) => {
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new ShoalError(ErrorCodes.PORT_IN_USE, `port ${port} is in use; choose another with --port`)
+          : error
+      )
+    }
+    server.once('error', onError)
+    server.listen(port, host, () => {
+      server.off('error', onError)
+      resolve()
+    })
+  })
+}
+
+function urlOf(server: Server): string {
+  const address = server.address() as AddressInfo
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address
+  return `http://${host}:${address.port}`
+}
