@@ -1,3 +1,7 @@
+export { defaultConsumerGroup } from './consumer-group.ts'
+export { DEFAULT_SERVICE_URL_TEMPLATE, checkServiceUrlTemplate, resolveDestination } from './destination.ts'
+export type { DestinationResolution, ResolveOptions } from './destination.ts'
+export { parseIsoDuration } from './duration.ts'
 export {
   KafkaSourceKind,
   PingSourceKind,
@@ -9,3 +13,30 @@ export {
   resourceKey
 } from './kinds.ts'
 export type { KindInfo } from './kinds.ts'
+export { DEFAULT_MAX_MANIFEST_BYTES, parseManifests } from './manifests.ts'
+export type { ParseManifestsOptions } from './manifests.ts'
+export { parseSchedule } from './schedule.ts'
+export { schemas } from './schemas.ts'
+export type { Schema } from './schemas.ts'
+export { ConditionTypes, computeStatus, readyDependencies } from './status.ts'
+export type { ComputeStatusOptions, ConditionObservation } from './status.ts'
+export type {
+  CloudEventOverrides,
+  Condition,
+  DeliverySpec,
+  Destination,
+  KReference,
+  KafkaNetSpec,
+  KafkaSASLSpec,
+  KafkaSource,
+  KafkaSourceSpec,
+  KafkaTLSSpec,
+  ObjectMeta,
+  PingSource,
+  PingSourceSpec,
+  SecretKeySelector,
+  SecretValueFromSource,
+  SourceResource,
+  SourceStatus
+} from './types.ts'
+export { DEFAULT_NAMESPACE, DEFAULT_SCHEDULE, validateResource } from './validate.ts'
