@@ -6,6 +6,7 @@ import type { JsonObject } from './resources.ts'
 
 /** One object found in a manifest source, with where it came from for messages. */
 export interface ManifestObject {
+  /** `file.yaml`, or `file.yaml (document 2)` when the file holds several documents. */
   readonly source: string
   readonly value: JsonObject
 }
@@ -22,8 +23,8 @@ const manifestExtensions = new Set(['.yaml', '.yml', '.json'])
  * Parses one source's text: multi-document YAML, JSON (YAML 1.2 reads it as is), JSON arrays and `List`
  * objects (`kind: List`, or any `…List` with `items`), flattened into the objects they hold, in order.
  */
-export function parseManifestText(text: string, source: string): { objects: JsonObject[]; errors: string[] } {
-  const objects: JsonObject[] = []
+export function parseManifestText(text: string, source: string): { objects: ManifestObject[]; errors: string[] } {
+  const objects: ManifestObject[] = []
   const errors: string[] = []
   const documents = parseAllDocuments(text)
   if (!Array.isArray(documents)) return { objects, errors } // an empty stream
@@ -39,7 +40,7 @@ export function parseManifestText(text: string, source: string): { objects: Json
   return { objects, errors }
 }
 
-function flatten(value: unknown, where: string, objects: JsonObject[], errors: string[]): void {
+function flatten(value: unknown, where: string, objects: ManifestObject[], errors: string[]): void {
   if (value === null || value === undefined) return
   if (Array.isArray(value)) {
     for (const item of value) flatten(item, where, objects, errors)
@@ -54,7 +55,7 @@ function flatten(value: unknown, where: string, objects: JsonObject[], errors: s
     for (const item of value['items']) flatten(item, where, objects, errors)
     return
   }
-  objects.push(value)
+  objects.push({ source: where, value })
 }
 
 /**
@@ -66,7 +67,7 @@ export async function readManifests(paths: readonly string[], readStdin: () => P
   const errors: string[] = []
   const add = (text: string, source: string): void => {
     const parsed = parseManifestText(text, source)
-    objects.push(...parsed.objects.map(value => ({ source, value })))
+    objects.push(...parsed.objects)
     errors.push(...parsed.errors)
   }
   for (const path of paths) {

@@ -5,14 +5,18 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { parseManifestText, readManifests } from '../../src/cli/manifests.ts'
 
-const names = (objects: readonly { metadata?: unknown }[]): unknown[] =>
-  objects.map(o => (o.metadata as { name?: unknown } | undefined)?.name)
+const names = (objects: readonly { value: { metadata?: unknown } }[]): unknown[] =>
+  objects.map(o => (o.value.metadata as { name?: unknown } | undefined)?.name)
 
 test('multi-document YAML, skipping empty documents', () => {
   const text = `---\nkind: A\nmetadata: {name: one}\n---\n# only a comment\n---\nkind: B\nmetadata: {name: two}\n---\n`
   const parsed = parseManifestText(text, 'f.yaml')
   assert.deepEqual(parsed.errors, [])
   assert.deepEqual(names(parsed.objects), ['one', 'two'])
+  assert.deepEqual(
+    parsed.objects.map(o => o.source),
+    ['f.yaml (document 1)', 'f.yaml (document 3)']
+  )
 })
 
 test('JSON objects, JSON arrays and List kinds are flattened', () => {
@@ -46,7 +50,7 @@ test('reads files, directories (sorted, manifest extensions only) and stdin, in 
     [join(dir, 'single.yaml'), join(dir, 'd'), '-', join(dir, 'missing.yaml')],
     async () => 'metadata: {name: from-stdin}\n'
   )
-  assert.deepEqual(names(read.objects.map(o => o.value)), ['s', 'a', 'b', 'c', 'from-stdin'])
+  assert.deepEqual(names(read.objects), ['s', 'a', 'b', 'c', 'from-stdin'])
   assert.equal(read.objects[4]?.source, 'stdin')
   assert.deepEqual(read.errors, [`the path "${join(dir, 'missing.yaml')}" does not exist`])
 })
