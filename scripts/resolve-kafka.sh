@@ -48,7 +48,7 @@ first_error() {
 }
 
 shoal_say "resolving Kafka $version jars from Maven Central into $libs"
-run_mvn dependency:copy-dependencies \
+run_mvn org.apache.maven.plugins:maven-dependency-plugin:copy-dependencies \
   -DincludeScope=runtime -DoutputDirectory="$work" || fail "$(first_error)"
 
 # Kafka logs through SLF4J to log4j2, but its published poms leave the binding to the distribution; add the one
@@ -61,7 +61,7 @@ case "$slf4j_version" in
   *) binding=log4j-slf4j2-impl ;;
 esac
 shoal_say "adding the SLF4J binding org.apache.logging.log4j:$binding:$log4j_version"
-run_mvn dependency:copy -Dartifact="org.apache.logging.log4j:$binding:$log4j_version" \
+run_mvn org.apache.maven.plugins:maven-dependency-plugin:copy -Dartifact="org.apache.logging.log4j:$binding:$log4j_version" \
   -DoutputDirectory="$work" || fail "$(first_error)"
 
 [ -f "$work/kafka_2.13-$version.jar" ] || fail "kafka_2.13-$version.jar is missing after resolution"

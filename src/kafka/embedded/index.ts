@@ -1,5 +1,9 @@
-// Placeholder until the embedded Kafka lands.
-export async function runKafkaCommand(_argv: readonly string[]): Promise<number> {
-  process.stderr.write('shoal kafka: not built yet\n')
-  return 1
-}
+export { startEmbeddedKafka } from './cluster.ts'
+export type { EmbeddedBrokerInfo, EmbeddedKafka, StartEmbeddedKafkaOptions } from './cluster.ts'
+export type { ProcessExit } from './broker-process.ts'
+export { parseKafkaArgs, runKafkaCommand } from './command.ts'
+export type { KafkaStartArgs } from './command.ts'
+export { brokerSettings } from './config.ts'
+export type { BrokerSpec } from './config.ts'
+export { kafkaLibsDir, shoalCacheDir } from './paths.ts'
+export { KAFKA_VERSION } from './version.ts'

@@ -1,0 +1,126 @@
+// Pure builders of the files one embedded broker reads: server.properties and its log4j2 configuration.
+// Every setting is explained in docs/kafka.md; keep the two in step.
+
+/** Where one broker of the embedded cluster listens and keeps its data. */
+export interface BrokerSpec {
+  readonly nodeId: number
+  /** The Kafka (client and inter-broker) listener, on 127.0.0.1. */
+  readonly port: number
+  /** The KRaft controller listener, on 127.0.0.1. */
+  readonly controllerPort: number
+  /** The broker's log.dirs (the metadata log lives there too). */
+  readonly logDir: string
+}
+
+export const LOOPBACK = '127.0.0.1'
+
+/** `node.id@host:port` of every controller: each broker of the cluster is also a controller voter. */
+export function quorumVoters(brokers: readonly BrokerSpec[]): string {
+  return brokers.map(b => `${b.nodeId}@${LOOPBACK}:${b.controllerPort}`).join(',')
+}
+
+/** The settings of one broker in a cluster of `cluster.length` combined broker+controller nodes. */
+export function brokerSettings(broker: BrokerSpec, cluster: readonly BrokerSpec[]): ReadonlyMap<string, string> {
+  const replicated = cluster.length >= 3
+  const replicas = replicated ? '3' : '1'
+  const minIsr = replicated ? '2' : '1'
+  const settings: [string, string][] = [
+    // KRaft combined mode: each node is a broker and a controller voter; static voters need no dynamic quorum.
+    ['process.roles', 'broker,controller'],
+    ['node.id', String(broker.nodeId)],
+    ['controller.quorum.voters', quorumVoters(cluster)],
+    ['controller.listener.names', 'CONTROLLER'],
+    ['inter.broker.listener.name', 'PLAINTEXT'],
+    ['listener.security.protocol.map', 'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT'],
+    // Loopback only: a development broker is never reachable from the network.
+    ['listeners', `PLAINTEXT://${LOOPBACK}:${broker.port},CONTROLLER://${LOOPBACK}:${broker.controllerPort}`],
+    ['advertised.listeners', `PLAINTEXT://${LOOPBACK}:${broker.port}`],
+    ['log.dirs', broker.logDir],
+
+    // Shoal creates every topic it uses explicitly, with its own partition count and config.
+    ['auto.create.topics.enable', 'false'],
+    ['num.partitions', '1'],
+    ['default.replication.factor', replicas],
+    ['min.insync.replicas', minIsr],
+    ['offsets.topic.replication.factor', replicas],
+    ['transaction.state.log.replication.factor', replicas],
+    ['transaction.state.log.min.isr', minIsr],
+    ['share.coordinator.state.topic.replication.factor', replicas],
+    ['share.coordinator.state.topic.min.isr', minIsr],
+    // Fewer internal partitions than the default 50: the first group or transaction creates them faster.
+    ['offsets.topic.num.partitions', '10'],
+    ['transaction.state.log.num.partitions', '10'],
+
+    // Consumer groups: no 3 s wait for more members before the first assignment, and session timeouts of a
+    // few seconds (Shoal uses 3-6 s) are accepted.
+    ['group.initial.rebalance.delay.ms', '0'],
+    ['group.min.session.timeout.ms', '1000'],
+
+    // Transactions: abort a timed-out transaction within about a second of its timeout, not ten.
+    ['transaction.abort.timed.out.transaction.cleanup.interval.ms', '1000'],
+    ['transaction.max.timeout.ms', '900000'],
+
+    // Small segments and short retention: tests write little and often; compacted topics are not affected.
+    ['log.segment.bytes', String(16 * 1024 * 1024)],
+    ['log.retention.ms', String(60 * 60 * 1000)],
+    ['log.retention.check.interval.ms', String(60 * 1000)],
+    ['log.cleaner.dedupe.buffer.size', String(16 * 1024 * 1024)],
+
+    // Threads sized for a laptop or a 2-core CI machine, not a production broker.
+    ['num.network.threads', '2'],
+    ['num.io.threads', '4'],
+    ['background.threads', '4'],
+    ['num.replica.fetchers', '1'],
+    ['num.recovery.threads.per.data.dir', '1'],
+    ['log.cleaner.threads', '1']
+  ]
+  if (replicated) {
+    // Fast failover: a killed broker is fenced, and drops out of ISRs, within a few seconds.
+    settings.push(
+      ['broker.heartbeat.interval.ms', '500'],
+      ['broker.session.timeout.ms', '3000'],
+      ['replica.lag.time.max.ms', '5000']
+    )
+  }
+  return new Map(settings)
+}
+
+/** The server.properties text of one broker. */
+export function serverProperties(broker: BrokerSpec, cluster: readonly BrokerSpec[]): string {
+  const lines = ['# Written by Shoal for its embedded Kafka; see docs/kafka.md.']
+  for (const [key, value] of brokerSettings(broker, cluster)) lines.push(`${key}=${escapeProperty(value)}`)
+  return lines.join('\n') + '\n'
+}
+
+/** Java properties files treat backslashes (Windows paths) as escapes. */
+function escapeProperty(value: string): string {
+  return value.replaceAll('\\', '\\\\')
+}
+
+/**
+ * log4j2 configuration for one broker: everything at INFO into a size-capped file, nothing on the console.
+ * Kafka 4 logs through SLF4J to log4j2 and reads this file from -Dlog4j2.configurationFile.
+ */
+export function log4j2Config(logFile: string): string {
+  const file = escapeXml(logFile)
+  return `<?xml version="1.0" encoding="UTF-8"?>
+<!-- Written by Shoal for its embedded Kafka; see docs/kafka.md. -->
+<Configuration status="warn" shutdownHook="disable">
+  <Appenders>
+    <RollingFile name="file" fileName="${file}" filePattern="${file}.%i">
+      <PatternLayout pattern="[%d] %p %m (%c)%n"/>
+      <Policies><SizeBasedTriggeringPolicy size="20 MB"/></Policies>
+      <DefaultRolloverStrategy max="2"/>
+    </RollingFile>
+  </Appenders>
+  <Loggers>
+    <Root level="info"><AppenderRef ref="file"/></Root>
+    <Logger name="kafka.request.logger" level="warn"/>
+  </Loggers>
+</Configuration>
+`
+}
+
+function escapeXml(value: string): string {
+  return value.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;')
+}
