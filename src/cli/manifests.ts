@@ -1,12 +1,12 @@
 import { readdir, readFile, stat } from 'node:fs/promises'
 import { extname, join } from 'node:path'
-import { parseAllDocuments } from 'yaml'
+import { parseManifests } from '../api/index.ts'
 import { isObject } from './resources.ts'
 import type { JsonObject } from './resources.ts'
 
 /** One object found in a manifest source, with where it came from for messages. */
 export interface ManifestObject {
-  /** `file.yaml`, or `file.yaml (document 2)` when the file holds several documents. */
+  /** `file.yaml`, or `file.yaml (object 2)` when the file holds several objects. */
   readonly source: string
   readonly value: JsonObject
 }
@@ -20,42 +20,42 @@ export interface ManifestRead {
 const manifestExtensions = new Set(['.yaml', '.yml', '.json'])
 
 /**
- * Parses one source's text: multi-document YAML, JSON (YAML 1.2 reads it as is), JSON arrays and `List`
- * objects (`kind: List`, or any `…List` with `items`), flattened into the objects they hold, in order.
+ * Parses one source's text with the API's own parser (so the client reads YAML exactly as the server
+ * does): multi-document YAML, JSON, JSON arrays and `kind: List`; lists of a kind (`KafkaSourceList`) are
+ * flattened too. A text that does not parse is one error for the whole source, as with kubectl.
  */
 export function parseManifestText(text: string, source: string): { objects: ManifestObject[]; errors: string[] } {
+  let values: unknown[]
+  try {
+    values = parseManifests(text)
+  } catch (error) {
+    return {
+      objects: [],
+      errors: [`error parsing ${source}: ${error instanceof Error ? error.message : String(error)}`]
+    }
+  }
+  const flat = values.flatMap(flatten)
   const objects: ManifestObject[] = []
   const errors: string[] = []
-  const documents = parseAllDocuments(text)
-  if (!Array.isArray(documents)) return { objects, errors } // an empty stream
-  documents.forEach((document, index) => {
-    const where = documents.length > 1 ? `${source} (document ${index + 1})` : source
-    const [first] = document.errors
-    if (first !== undefined) {
-      errors.push(`error parsing ${where}: ${first.message.split('\n')[0] ?? first.message}`)
-      return
-    }
-    flatten(document.toJS({ maxAliasCount: 1000 }), where, objects, errors)
+  flat.forEach((value, index) => {
+    const where = flat.length > 1 ? `${source} (object ${index + 1})` : source
+    if (isObject(value)) objects.push({ source: where, value })
+    else errors.push(`error parsing ${where}: expected an object with apiVersion and kind, found ${typeof value}`)
   })
   return { objects, errors }
 }
 
-function flatten(value: unknown, where: string, objects: ManifestObject[], errors: string[]): void {
-  if (value === null || value === undefined) return
-  if (Array.isArray(value)) {
-    for (const item of value) flatten(item, where, objects, errors)
-    return
+function flatten(value: unknown): unknown[] {
+  if (Array.isArray(value)) return value.flatMap(flatten)
+  if (
+    isObject(value) &&
+    typeof value['kind'] === 'string' &&
+    value['kind'].endsWith('List') &&
+    Array.isArray(value['items'])
+  ) {
+    return value['items'].flatMap(flatten)
   }
-  if (!isObject(value)) {
-    errors.push(`error parsing ${where}: expected an object with apiVersion and kind, found ${typeof value}`)
-    return
-  }
-  const kind = value['kind']
-  if (typeof kind === 'string' && kind.endsWith('List') && Array.isArray(value['items'])) {
-    for (const item of value['items']) flatten(item, where, objects, errors)
-    return
-  }
-  objects.push({ source: where, value })
+  return value === null || value === undefined ? [] : [value]
 }
 
 /**

@@ -132,7 +132,7 @@ test('apply reads directories, stdin, JSON lists; -n fills in namespaces; unknow
   )
   assert.match(
     result.stderr,
-    /^error: "w" in stdin \(document 1\): no matches for kind "Widget" in version "example\.com\/v1"/
+    /^error: "w" in stdin \(object 1\): no matches for kind "Widget" in version "example\.com\/v1"/
   )
   assert.ok(api.objects.has('PingSource/team-a/tick'))
 })

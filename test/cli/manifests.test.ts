@@ -15,7 +15,7 @@ test('multi-document YAML, skipping empty documents', () => {
   assert.deepEqual(names(parsed.objects), ['one', 'two'])
   assert.deepEqual(
     parsed.objects.map(o => o.source),
-    ['f.yaml (document 1)', 'f.yaml (document 3)']
+    ['f.yaml (object 1)', 'f.yaml (object 2)']
   )
 })
 
@@ -29,12 +29,19 @@ test('JSON objects, JSON arrays and List kinds are flattened', () => {
   assert.deepEqual(names(parseManifestText(list, 'l.yaml').objects), ['x', 'y'])
 })
 
-test('a bad document is an error naming the source and document; the others still parse', () => {
-  const parsed = parseManifestText('metadata: {name: ok}\n---\nkey: [unclosed\n---\n42\n', 'bad.yaml')
+test('a text that does not parse is one error naming the source and the position', () => {
+  const parsed = parseManifestText('metadata: {name: ok}\n---\nkey: [unclosed\n', 'bad.yaml')
+  assert.deepEqual(parsed.objects, [])
+  assert.equal(parsed.errors.length, 1)
+  assert.match(parsed.errors[0] ?? '', /^error parsing bad\.yaml: manifest is malformed at line \d+, column \d+: /)
+})
+
+test('a value that is not an object is an error naming it; the objects around it still come through', () => {
+  const parsed = parseManifestText('metadata: {name: ok}\n---\n42\n', 'f.yaml')
   assert.deepEqual(names(parsed.objects), ['ok'])
-  assert.equal(parsed.errors.length, 2)
-  assert.match(parsed.errors[0] ?? '', /^error parsing bad\.yaml \(document 2\): /)
-  assert.match(parsed.errors[1] ?? '', /bad\.yaml \(document 3\): expected an object/)
+  assert.deepEqual(parsed.errors, [
+    'error parsing f.yaml (object 2): expected an object with apiVersion and kind, found number'
+  ])
 })
 
 test('reads files, directories (sorted, manifest extensions only) and stdin, in order', async t => {
