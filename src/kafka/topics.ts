@@ -24,23 +24,35 @@ export async function ensureTopics(connection: KafkaConnection, specs: readonly 
     const replicas = Math.min(3, cluster.brokers.size)
     const minIsr = Math.max(1, Math.min(2, replicas - 1))
     const existing = new Set(await admin.listTopics())
+    let createError: unknown
     for (const spec of specs) {
-      if (!existing.has(spec.name)) {
-        const configs = { 'min.insync.replicas': String(minIsr), ...spec.configs }
-        try {
-          await admin.createTopics({
-            topics: [spec.name],
-            partitions: spec.partitions,
-            replicas,
-            configs: Object.entries(configs).map(([name, value]) => ({ name, value }))
-          })
-        } catch (error) {
-          // Another replica may have created it at the same moment; the check below decides.
-          if (!String((error as Error).message).match(/exist/i) && !JSON.stringify(error).includes('EXISTS')) {
-            throw error
-          }
-        }
+      if (existing.has(spec.name)) continue
+      const configs = { 'min.insync.replicas': String(minIsr), ...spec.configs }
+      try {
+        await admin.createTopics({
+          topics: [spec.name],
+          partitions: spec.partitions,
+          replicas,
+          configs: Object.entries(configs).map(([name, value]) => ({ name, value }))
+        })
+      } catch (error) {
+        // Another replica may be creating it at the same moment; the check below decides.
+        createError = error
       }
+    }
+    // A created topic takes a moment to appear in the brokers' metadata.
+    const names = specs.map(s => s.name)
+    let missing = names
+    for (let attempt = 0; attempt < 50 && missing.length > 0; attempt++) {
+      if (attempt > 0) await new Promise(resolve => setTimeout(resolve, 200))
+      const present = new Set(await admin.listTopics())
+      missing = names.filter(n => !present.has(n))
+    }
+    if (missing.length > 0) {
+      throw new Error(
+        `could not create topic(s) ${missing.join(', ')}: ${(createError as Error | undefined)?.message ?? 'unknown error'}`,
+        { cause: createError }
+      )
     }
     const metadata = await admin.metadata({ topics: specs.map(s => s.name), forceUpdate: true })
     for (const spec of specs) {

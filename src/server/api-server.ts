@@ -25,6 +25,8 @@ export interface ApiServerOptions {
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 const FORWARDED_HEADER = 'x-shoal-forwarded'
 const INTERNAL_WRITES = '/internal/v1/writes'
+/** This replica's buckets and every replica of the current group generation. */
+const CONTROLLERS = '/internal/v1/controllers'
 
 /**
  * The resource API: Kubernetes-style paths over the store. Any replica answers reads from its own copy
@@ -83,6 +85,13 @@ export class ApiServer {
     if (path === '/openapi.json') return this.#json(res, 200, openApiDocument())
     if (path === '/apis') return this.#json(res, 200, discovery())
     if (path === INTERNAL_WRITES && method === 'POST') return this.#internalWrite(req, res)
+    if (path === CONTROLLERS && method === 'GET') {
+      return this.#json(res, 200, {
+        self: { replicaId: store.replicaId, ...store.assignment, leader: store.isLeader },
+        buckets: store.buckets,
+        replicas: store.controllers().map(c => ({ ...c, leader: c.buckets.includes(0) }))
+      })
+    }
 
     const parts = path.split('/').slice(1).map(decodeURIComponent)
     if (parts[0] !== 'apis' || parts.length < 4) {

@@ -1,0 +1,148 @@
+import assert from 'node:assert/strict'
+import { after, describe, it } from 'node:test'
+import { Producer } from '@platformatic/kafka'
+import { LogTailer, ensureTopics } from '../../src/kafka/index.ts'
+import type { LogRecord } from '../../src/kafka/index.ts'
+import { BucketWriter, ResourceStore, bucketOf, storeNames, storeTopics } from '../../src/store/index.ts'
+import { brokers, eventually, uniquePrefix } from '../helpers/controllers.ts'
+
+const connection = (id: string) => ({ brokers: brokers().split(','), clientId: id })
+
+describe('the log tailer', () => {
+  it('reads committed records only: aborted transactions never reach the store', async () => {
+    const topic = uniquePrefix('tail')
+    await ensureTopics(connection('tail-admin'), [{ name: topic, partitions: 1, configs: {} }])
+    const producer = new Producer({
+      clientId: 'tail-producer',
+      bootstrapBrokers: brokers().split(','),
+      transactionalId: `${topic}-tx`,
+      idempotent: true,
+      acks: -1
+    })
+    const send = async (value: string, commit: boolean) => {
+      const tx = await producer.beginTransaction({ producerId: -1n, producerEpoch: -1 })
+      await tx.send({ messages: [{ topic, partition: 0, key: Buffer.from('k'), value: Buffer.from(value) }] })
+      await (commit ? tx.commit() : tx.abort())
+    }
+    await send('one', true)
+    await send('aborted', false)
+    await send('two', true)
+    await send('aborted-again', false)
+    await producer.close()
+
+    const seen: LogRecord[] = []
+    const tailer = new LogTailer({ connection: connection('tail'), topics: [topic], onRecord: r => seen.push(r) })
+    await tailer.start()
+    try {
+      await tailer.barrier([{ topic }])
+      assert.deepEqual(
+        seen.map(r => r.value?.toString()),
+        ['one', 'two']
+      )
+      // The position moves past the transaction markers, to the end of the log.
+      assert.ok(tailer.position(topic, 0) >= 7n)
+    } finally {
+      await tailer.close()
+    }
+  })
+})
+
+describe('the bucket writer', () => {
+  const cleanup: Array<() => Promise<void>> = []
+  after(async () => {
+    for (const c of cleanup.reverse()) await c()
+  })
+
+  it('is fenced when a new owner opens its bucket: the former owner cannot append', async () => {
+    const prefix = uniquePrefix('fence')
+    const names = storeNames(prefix)
+    await ensureTopics(connection('fence-admin'), storeTopics(names, 2))
+    const { ResourceView } = await import('../../src/store/resource-view.ts')
+    const view = new ResourceView({
+      resources: names.resourcesTopic,
+      status: names.statusTopic,
+      controllers: names.controllersTopic
+    })
+    const tailer = new LogTailer({
+      connection: connection('fence-tail'),
+      topics: [names.resourcesTopic, names.statusTopic],
+      onRecord: r => view.apply(r)
+    })
+    await tailer.start()
+    cleanup.push(() => tailer.close())
+    const key = (name: string) => `KafkaSource/default/${name}`
+    const object = (name: string) => ({
+      apiVersion: 'v1',
+      kind: 'KafkaSource',
+      metadata: { name, namespace: 'default' },
+      spec: {}
+    })
+    // Two names in bucket 0.
+    const names0 = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].filter(n => bucketOf(key(n), 2) === 0).slice(0, 2)
+    assert.equal(names0.length, 2)
+    const options = { connection: connection('fence-w'), names, bucket: 0, tailer, view, statusOf: () => ({}) }
+
+    const old = new BucketWriter(options)
+    cleanup.push(() => old.close())
+    await old.opened
+    await old.write({ kind: 'create', object: object(names0[0]!) })
+
+    const successor = new BucketWriter(options)
+    cleanup.push(() => successor.close())
+    await successor.opened
+
+    await assert.rejects(
+      old.write({ kind: 'create', object: object(names0[1]!) }),
+      (error: Error & { code?: string }) => {
+        assert.match(error.code ?? '', /SHOAL_FENCED|SHOAL_UNAVAILABLE/)
+        return true
+      }
+    )
+    await tailer.barrier([{ topic: names.resourcesTopic }])
+    assert.ok(view.get(key(names0[0]!)), 'the write before the takeover stays')
+    assert.equal(view.get(key(names0[1]!)), undefined, 'the fenced write never lands')
+    // The new owner carries on, and sees what the old one wrote before it was fenced.
+    const result = await successor.write({ kind: 'create', object: object(names0[1]!) })
+    assert.equal(result.kind, 'written')
+    await assert.rejects(successor.write({ kind: 'create', object: object(names0[0]!) }), /already exists/)
+  })
+})
+
+describe('the resource store', () => {
+  it('survives a restart: the same resources with the same resourceVersions', async () => {
+    const prefix = uniquePrefix('restart')
+    const open = (id: string) =>
+      ResourceStore.open({
+        connection: connection(id),
+        prefix,
+        buckets: 3,
+        replicaId: id,
+        url: `http://${id}`,
+        statusOf: o => ({ g: o.metadata.generation })
+      })
+    const first = await open('first')
+    await eventually(async () => (first.assignment.buckets.length === 3 ? true : undefined), 20_000, 'all buckets')
+    const written = []
+    for (const name of ['x', 'y', 'z']) {
+      const r = await first.write({
+        kind: 'create',
+        object: { apiVersion: 'v1', kind: 'PingSource', metadata: { name, namespace: 'ns' }, spec: { n: name } }
+      })
+      written.push(r.entry)
+    }
+    await first.write({ kind: 'delete', key: 'PingSource/ns/y' })
+    await first.close()
+
+    const second = await open('second')
+    try {
+      const listed = await second.list()
+      assert.deepEqual(
+        listed.map(e => [e.key, e.resourceVersion, e.object.metadata.uid]),
+        written.filter(e => e.key !== 'PingSource/ns/y').map(e => [e.key, e.resourceVersion, e.object.metadata.uid])
+      )
+      assert.deepEqual(listed[0]!.status, { g: 1 })
+    } finally {
+      await second.close()
+    }
+  })
+})
