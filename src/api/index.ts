@@ -39,4 +39,5 @@ export type {
   SourceResource,
   SourceStatus
 } from './types.ts'
+export { checkUpdate } from './update.ts'
 export { DEFAULT_NAMESPACE, DEFAULT_SCHEDULE, validateResource } from './validate.ts'
