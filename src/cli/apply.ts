@@ -1,3 +1,4 @@
+import { validateResource } from '../api/index.ts'
 import type { KindInfo } from '../api/index.ts'
 import { ApiClient } from './api-client.ts'
 import { statusText } from './api-status.ts'
@@ -23,6 +24,19 @@ export type ApplyOutcome =
 
 /** How many times an update is retried when someone else changes the resource between our read and write. */
 const maxAttempts = 5
+
+/**
+ * The manifest as the server will store it, defaults filled in by the API's own rules, so re-applying an
+ * unchanged manifest sends no write. A manifest the rules reject is returned as it is: the server's answer
+ * to it is the error the user sees.
+ */
+function withDefaults(body: JsonObject): unknown {
+  try {
+    return validateResource(body)
+  } catch {
+    return body
+  }
+}
 
 /** `shoal apply` */
 export async function runApply(args: readonly string[], io: CliIo): Promise<number> {
@@ -92,7 +106,7 @@ export async function applyObject(
       if (live.status.reason === 'NotFound') continue // deleted since: create it again
       return failure(live.status)
     }
-    if (sameDesiredState(body, live.body)) return { kind: 'unchanged', name }
+    if (sameDesiredState(withDefaults(body), live.body)) return { kind: 'unchanged', name }
     const resourceVersion = resourceVersionOf(live.body)
     const metadata = {
       ...(isObject(body['metadata']) ? body['metadata'] : {}),

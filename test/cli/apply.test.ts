@@ -66,6 +66,20 @@ test('apply creates, then reports unchanged (despite server defaults), then conf
   assert.deepEqual(api.objects.get('KafkaSource/default/orders-source')?.metadata['labels'], { team: 'a' })
 })
 
+test('re-applying a manifest the server holds with the API defaults sends no write', async () => {
+  const path = await file('c.yaml', kafkaManifest('c'))
+  await run(['apply', '-f', path])
+  const stored = api.objects.get('KafkaSource/default/c')
+  assert.ok(stored)
+  stored.spec = { ...(stored.spec as object), initialOffset: 'latest', ordering: 'ordered' }
+  api.requests.length = 0
+  assert.equal((await run(['apply', '-f', path])).stdout, 'kafkasource.sources.knative.dev/c unchanged\n')
+  assert.deepEqual(
+    api.requests.map(r => r.method),
+    ['POST', 'GET']
+  )
+})
+
 test('the update is a compare-and-set on the version just read, retried on conflict', async () => {
   const path = await file('b.yaml', kafkaManifest('b'))
   await run(['apply', '-f', path])
