@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# `npm test`: the whole suite (or the files given) with Node.js's test runner, against one embedded Kafka broker
+# started once for the run by test/setup/kafka.ts, or against the Kafka that KAFKA_BOOTSTRAP_SERVERS names.
+#
+#   npm test                                   every test/**/*.test.ts
+#   npm test -- test/kafka/embedded.test.ts    some files
+#   SHOAL_TEST_CONCURRENCY=1 npm test          one test file at a time (default 2)
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$SHOAL_ROOT"
+bash scripts/setup.sh
+source scripts/env.sh
+
+if [ "$#" -eq 0 ]; then
+  set -- 'test/**/*.test.ts'
+fi
+# Two files at a time suit a 2-core machine: most tests wait on Kafka, not the CPU. The timeout stops one hung
+# test from hanging the run (and CI) without bound.
+exec node --test \
+  --test-reporter=spec \
+  --test-concurrency="${SHOAL_TEST_CONCURRENCY:-2}" \
+  --test-timeout="${SHOAL_TEST_TIMEOUT_MS:-120000}" \
+  --test-global-setup=test/setup/kafka.ts \
+  "$@"

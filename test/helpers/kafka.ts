@@ -1,0 +1,62 @@
+// What tests need to reach the Kafka of the run: its address, names no other test uses, and ready topics.
+import { Admin } from '@platformatic/kafka'
+import { randomBytes } from 'node:crypto'
+
+/** `host:port` of every bootstrap broker, from KAFKA_BOOTSTRAP_SERVERS (set by test/setup/kafka.ts). */
+export function bootstrapBrokers(): string[] {
+  const value = process.env.KAFKA_BOOTSTRAP_SERVERS
+  if (!value) {
+    throw new Error(
+      'KAFKA_BOOTSTRAP_SERVERS is not set: run the tests with `npm test` (it starts a Kafka broker), ' +
+        'or set it to a running Kafka'
+    )
+  }
+  return value
+    .split(',')
+    .map(s => s.trim())
+    .filter(Boolean)
+}
+
+/** The KAFKA_BOOTSTRAP_SERVERS string itself, for code that takes `host:port,host:port`. */
+export function bootstrapServers(): string {
+  return bootstrapBrokers().join(',')
+}
+
+let counter = 0
+
+/**
+ * A name no other test, test file or concurrent run uses, for topics, groups, transactional ids and Shoal
+ * prefixes: `<prefix>-<pid>-<n>-<random>`, limited to the characters Kafka allows in topic names.
+ */
+export function uniqueName(prefix: string): string {
+  const clean = prefix.replace(/[^a-zA-Z0-9._-]/g, '-').slice(0, 100)
+  counter += 1
+  return `${clean}-${process.pid}-${counter}-${randomBytes(4).toString('hex')}`
+}
+
+/** Creates a topic and waits until every partition has a leader, so producing to it succeeds at once. */
+export async function createTopic(
+  topic: string,
+  options: { partitions?: number; replicas?: number; configs?: { name: string; value: string }[] } = {}
+): Promise<void> {
+  const partitions = options.partitions ?? 1
+  const admin = new Admin({ clientId: 'shoal-test-admin', bootstrapBrokers: bootstrapBrokers() })
+  try {
+    await admin.createTopics({
+      topics: [topic],
+      partitions,
+      replicas: options.replicas ?? 1,
+      ...(options.configs ? { configs: options.configs } : {})
+    })
+    const deadline = Date.now() + 30_000
+    for (;;) {
+      const metadata = await admin.metadata({ topics: [topic], forceUpdate: true })
+      const leaders = metadata.topics.get(topic)?.partitions.filter(p => p.leader >= 0).length ?? 0
+      if (leaders === partitions) return
+      if (Date.now() > deadline) throw new Error(`topic ${topic}: ${leaders} of ${partitions} partitions have a leader`)
+      await new Promise(resolve => setTimeout(resolve, 100))
+    }
+  } finally {
+    await admin.close()
+  }
+}

@@ -1,0 +1,73 @@
+// The broker the harness started (test/setup/kafka.ts) is a real Kafka: metadata, topics, produce, consume.
+import { Admin, Consumer, Producer, ProduceAcks, stringDeserializers, stringSerializers } from '@platformatic/kafka'
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { bootstrapBrokers, createTopic, uniqueName } from '../helpers/kafka.ts'
+
+test('the embedded broker answers a metadata request', async () => {
+  const admin = new Admin({ clientId: uniqueName('metadata'), bootstrapBrokers: bootstrapBrokers() })
+  try {
+    const metadata = await admin.metadata({ topics: [] })
+    assert.ok(metadata.brokers.size >= 1, 'at least one broker is listed')
+    const addresses = [...metadata.brokers.values()].map(b => `${b.host}:${b.port}`)
+    assert.ok(
+      bootstrapBrokers().some(address => addresses.includes(address)),
+      `the bootstrap address is one of ${addresses.join(', ')}`
+    )
+  } finally {
+    await admin.close()
+  }
+})
+
+test('a topic can be created, produced to and consumed from', async () => {
+  const topic = uniqueName('embedded-roundtrip')
+  await createTopic(topic, { partitions: 2 })
+
+  const producer = new Producer({
+    clientId: uniqueName('producer'),
+    bootstrapBrokers: bootstrapBrokers(),
+    serializers: stringSerializers,
+    acks: ProduceAcks.ALL
+  })
+  const sent = ['one', 'two', 'three'].map((value, i) => ({ topic, key: `key-${i}`, value, partition: i % 2 }))
+  try {
+    await producer.send({ messages: sent })
+  } finally {
+    await producer.close()
+  }
+
+  const consumer = new Consumer({
+    clientId: uniqueName('consumer'),
+    groupId: uniqueName('group'),
+    bootstrapBrokers: bootstrapBrokers(),
+    deserializers: stringDeserializers,
+    sessionTimeout: 6_000,
+    heartbeatInterval: 1_000
+  })
+  const received: { key: string; value: string; partition: number }[] = []
+  try {
+    const stream = await consumer.consume({ topics: [topic], mode: 'earliest', autocommit: false })
+    for await (const message of stream) {
+      received.push({ key: message.key, value: message.value, partition: message.partition })
+      if (received.length === sent.length) break
+    }
+  } finally {
+    await consumer.close(true)
+  }
+  assert.deepEqual(
+    received.sort((a, b) => a.key.localeCompare(b.key)),
+    sent.map(m => ({ key: m.key, value: m.value, partition: m.partition }))
+  )
+})
+
+test('topics are not created by producing to them (auto.create.topics.enable=false)', async () => {
+  const admin = new Admin({ clientId: uniqueName('no-autocreate'), bootstrapBrokers: bootstrapBrokers(), retries: 0 })
+  const topic = uniqueName('never-created')
+  try {
+    await assert.rejects(admin.metadata({ topics: [topic], autocreateTopics: true }))
+    const topics = await admin.listTopics()
+    assert.ok(!topics.includes(topic))
+  } finally {
+    await admin.close()
+  }
+})
