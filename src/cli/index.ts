@@ -1,0 +1,2 @@
+export { main } from './main.ts'
+export type { CliIo } from './io.ts'
