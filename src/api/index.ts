@@ -41,3 +41,12 @@ export type {
 } from './types.ts'
 export { checkUpdate } from './update.ts'
 export { DEFAULT_NAMESPACE, DEFAULT_SCHEDULE, validateResource } from './validate.ts'
+export {
+  formatRequirement,
+  isLabelKey,
+  isLabelValue,
+  matchesSelector,
+  parseSelector,
+  serverSelector
+} from './label-selector.ts'
+export type { Requirement, SelectorParse } from './label-selector.ts'

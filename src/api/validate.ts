@@ -64,11 +64,28 @@ export function validateResource(input: unknown): SourceResource {
   if (notJson !== undefined) throw invalid('manifest', [toFieldError(notJson)])
   if (!isRecord(input)) throw invalid('manifest', [{ path: '(root)', message: 'must be an object (a resource)' }])
   const kind = checkTypeMeta(input)
-  const what = describe(kind, input)
-  const errors = dedupe([...schemaErrors(validatorFor(kind), input), ...semanticErrors(kind, input)])
+  const working = withExtensionScalarsAsStrings(structuredClone(input))
+  const what = describe(kind, working)
+  const errors = dedupe([...schemaErrors(validatorFor(kind), working), ...semanticErrors(kind, working)])
   if (errors.length > 0) throw invalid(what, errors)
   // The schema and the semantic checks have established the shape: this is where unknown becomes typed.
-  return deepFreeze(applyDefaults(structuredClone(input)) as unknown as SourceResource)
+  return deepFreeze(applyDefaults(working) as unknown as SourceResource)
+}
+
+/**
+ * CloudEvents extension values may be integers and booleans, and Knative's own ceOverrides example writes
+ * `additional: 42` unquoted: such scalars are taken as their string form, so that example applies unchanged.
+ */
+function withExtensionScalarsAsStrings(input: Record<string, unknown>): Record<string, unknown> {
+  const spec = input['spec']
+  const overrides = isRecord(spec) ? spec['ceOverrides'] : undefined
+  const extensions = isRecord(overrides) ? overrides['extensions'] : undefined
+  if (isRecord(extensions)) {
+    for (const [name, value] of Object.entries(extensions)) {
+      if (typeof value === 'number' || typeof value === 'boolean') extensions[name] = String(value)
+    }
+  }
+  return input
 }
 
 function checkTypeMeta(input: Record<string, unknown>): SourceKind {

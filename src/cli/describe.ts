@@ -9,7 +9,7 @@ import type { CliIo } from './io.ts'
 import { itemsOf, withTypeMeta } from './output.ts'
 import { parseResourceArgs } from './resource-args.ts'
 import { byNamespaceAndName, stringMap } from './resources.ts'
-import { matchesSelector, serverSelector } from './selector.ts'
+import { matchesSelector, serverSelector } from '../api/index.ts'
 
 const flags = {
   ...connectionFlags,

@@ -8,8 +8,8 @@ import { itemsOf, listOf, toJson, toYaml, withTypeMeta } from './output.ts'
 import { renderResourceTable } from './printers.ts'
 import { parseResourceArgs } from './resource-args.ts'
 import { byNamespaceAndName, nameOf, objectReference, stringMap } from './resources.ts'
-import { matchesSelector, parseSelector, serverSelector } from './selector.ts'
-import type { Requirement } from './selector.ts'
+import { matchesSelector, parseSelector, serverSelector } from '../api/index.ts'
+import type { Requirement } from '../api/index.ts'
 
 const outputFormats = ['wide', 'yaml', 'json', 'name'] as const
 type OutputFormat = (typeof outputFormats)[number] | 'table'

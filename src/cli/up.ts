@@ -1,5 +1,136 @@
-// Placeholder until `shoal up` lands.
-export async function runUp(_argv: readonly string[]): Promise<number> {
-  process.stderr.write('shoal up: not built yet\n')
-  return 1
+import { parseArgs } from 'node:util'
+import { readFile, readdir } from 'node:fs/promises'
+import { fileURLToPath } from 'node:url'
+import { parseManifests, validateResource, apiVersionOf, kindByApiVersion } from '../api/index.ts'
+import { createLogger, startController } from '../controller/index.ts'
+import type { RunningController } from '../controller/index.ts'
+import { ensureTopics, parseBootstrap, startEmbeddedKafka, KAFKA_VERSION } from '../kafka/index.ts'
+import type { EmbeddedKafka } from '../kafka/index.ts'
+
+const usage = `usage: shoal up [--kafka HOST:PORT] [--port 8080] [--kafka-port 9092] [--data-dir DIR] [--no-demo]
+
+Starts Shoal on this machine: an embedded Kafka (unless --kafka or KAFKA_BOOTSTRAP_SERVERS names one),
+a controller serving the API, and the demo sources in examples/. Ctrl-C stops everything.`
+
+const examplesDir = fileURLToPath(new URL('../../examples/', import.meta.url))
+
+/** `shoal up`: the embedded default, all in one process tree, until Ctrl-C. */
+export async function runUp(argv: readonly string[]): Promise<number> {
+  let values
+  try {
+    ;({ values } = parseArgs({
+      args: [...argv],
+      options: {
+        kafka: { type: 'string' },
+        port: { type: 'string', default: '8080' },
+        'kafka-port': { type: 'string', default: '9092' },
+        'data-dir': { type: 'string' },
+        'no-demo': { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h' }
+      },
+      strict: true,
+      allowPositionals: false
+    }))
+  } catch (error) {
+    process.stderr.write(`shoal up: ${(error as Error).message}\n${usage}\n`)
+    return 2
+  }
+  if (values.help) {
+    process.stdout.write(`${usage}\n`)
+    return 0
+  }
+  const port = portArg('--port', values.port)
+  const kafkaPort = portArg('--kafka-port', values['kafka-port'])
+  if (port === undefined || kafkaPort === undefined) return 2
+  const given = values.kafka ?? process.env['KAFKA_BOOTSTRAP_SERVERS']
+  const out = (line: string) => process.stdout.write(`${line}\n`)
+
+  const stopping = new AbortController()
+  const onSignal = () => stopping.abort()
+  process.once('SIGINT', onSignal)
+  process.once('SIGTERM', onSignal)
+  let kafka: EmbeddedKafka | undefined
+  let controller: RunningController | undefined
+  try {
+    let brokers: string[]
+    if (given) {
+      brokers = parseBootstrap(given)
+      out(`Using Kafka at ${brokers.join(',')}`)
+    } else {
+      out(`Starting the embedded Kafka ${KAFKA_VERSION} …`)
+      kafka = await startEmbeddedKafka({
+        port: kafkaPort,
+        ...(values['data-dir'] === undefined ? {} : { dataDir: values['data-dir'] }),
+        onProgress: line => out(`  ${line}`),
+        signal: stopping.signal
+      })
+      brokers = [...kafka.bootstrapBrokers]
+    }
+    controller = await startController({
+      brokers,
+      port,
+      logger: createLogger('shoal-controller', process.env['SHOAL_LOG_LEVEL'] ?? 'warn')
+    })
+    const applied = values['no-demo'] ? [] : await applyDemo(controller, brokers)
+    out('')
+    out('Shoal is up.')
+    out(
+      `  Kafka        ${brokers.join(',')}${kafka ? ` (embedded Kafka ${kafka.version}, data in ${kafka.dataDir})` : ''}`
+    )
+    out(`  API          ${controller.url}`)
+    for (const line of applied) out(`  demo         ${line}`)
+    out('')
+    out('Next, in another terminal:')
+    out(`  export SHOAL_SERVER=${controller.url}`)
+    out('  shoal get kafkasources,pingsources -A      # what runs, and whether it is Ready')
+    out('  shoal apply -f examples/ping-source.yaml   # create or change a source')
+    out('  shoal describe kafkasource demo            # its spec, status and conditions')
+    out('Press Ctrl-C to stop.')
+    if (!stopping.signal.aborted)
+      await new Promise(resolve => stopping.signal.addEventListener('abort', resolve, { once: true }))
+    out('Stopping …')
+    return 0
+  } catch (error) {
+    if (stopping.signal.aborted) return 130
+    process.stderr.write(`shoal up: ${(error as Error).message}\n`)
+    return 1
+  } finally {
+    process.off('SIGINT', onSignal)
+    process.off('SIGTERM', onSignal)
+    await controller?.close().catch(() => undefined)
+    await kafka?.stop().catch(() => undefined)
+  }
+}
+
+/** Creates the demo topic and applies examples/*.yaml, pointing their Kafka addresses at this cluster. */
+async function applyDemo(controller: RunningController, brokers: readonly string[]): Promise<string[]> {
+  await ensureTopics({ brokers, clientId: 'shoal-up' }, [{ name: 'shoal-demo', partitions: 6, configs: {} }])
+  const lines: string[] = []
+  const files = (await readdir(examplesDir)).filter(f => /\.ya?ml$/.test(f)).sort()
+  for (const file of files) {
+    const text = (await readFile(`${examplesDir}${file}`, 'utf8')).replaceAll('127.0.0.1:9092', brokers.join(','))
+    for (const document of parseManifests(text)) {
+      const resource = validateResource(document)
+      const info = kindByApiVersion(resource.apiVersion, resource.kind)!
+      const path = `/apis/${info.group}/${info.version}/namespaces/${resource.metadata.namespace}/${info.plural}`
+      const response = await fetch(`${controller.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(document)
+      })
+      const verb =
+        response.status === 201 ? 'created' : response.status === 409 ? 'exists' : `refused (${response.status})`
+      lines.push(
+        `${info.singular}.${info.group}/${resource.metadata.name} ${verb} (${apiVersionOf(info)}, examples/${file})`
+      )
+    }
+  }
+  return lines
+}
+
+function portArg(name: string, value: string): number | undefined {
+  const port = Number(value)
+  if (Number.isInteger(port) && port >= 0 && port <= 65535) return port
+  process.stderr.write(`shoal up: ${name} must be a port number, not "${value}"\n`)
+  return undefined
 }

@@ -1,6 +1,13 @@
 import { hostname } from 'node:os'
-import { computeStatus, defaultConsumerGroup, DEFAULT_SERVICE_URL_TEMPLATE } from '../api/index.ts'
+import {
+  checkServiceUrlTemplate,
+  checkUpdate,
+  computeStatus,
+  defaultConsumerGroup,
+  DEFAULT_SERVICE_URL_TEMPLATE
+} from '../api/index.ts'
 import type { SourceResource, SourceStatus } from '../api/index.ts'
+import { ErrorCodes, ShoalError } from '../errors/index.ts'
 import { ApiServer } from '../server/index.ts'
 import { ResourceStore } from '../store/index.ts'
 import type { StoredObject } from '../store/index.ts'
@@ -38,6 +45,11 @@ export async function startController(options: ControllerOptions): Promise<Runni
   const url = await server.listen()
   const replicaId = options.replicaId ?? `${hostname()}-${new URL(url).port}`
   const serviceUrlTemplate = options.serviceUrlTemplate ?? DEFAULT_SERVICE_URL_TEMPLATE
+  const templateProblem = checkServiceUrlTemplate(serviceUrlTemplate)
+  if (templateProblem !== undefined) {
+    await server.close()
+    throw new ShoalError(ErrorCodes.USAGE, `--service-url-template: ${templateProblem}`)
+  }
   let store: ResourceStore
   try {
     store = await ResourceStore.open({
@@ -74,9 +86,17 @@ export async function startController(options: ControllerOptions): Promise<Runni
   }
 }
 
-/** Defaults that need the uid: a KafkaSource without a consumer group gets Knative's `knative-kafka-source-<uid>`. */
-function withServerDefaults(object: StoredObject): StoredObject {
+/**
+ * Defaults that need the uid: a new KafkaSource without a consumer group gets Knative's
+ * `knative-kafka-source-<uid>`; a replacement keeps the stored group and may not change it.
+ */
+function withServerDefaults(object: StoredObject, previous: StoredObject | undefined): StoredObject {
   if (object.kind !== 'KafkaSource') return object
+  if (previous)
+    return checkUpdate(
+      previous as unknown as SourceResource,
+      object as unknown as SourceResource
+    ) as unknown as StoredObject
   const spec = object.spec as { consumerGroup?: string }
   if (spec.consumerGroup) return object
   return { ...object, spec: { ...spec, consumerGroup: defaultConsumerGroup(object.metadata.uid) } }

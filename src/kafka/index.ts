@@ -1,4 +1,5 @@
-export { runKafkaCommand } from './embedded/index.ts'
+export { KAFKA_VERSION, runKafkaCommand, startEmbeddedKafka } from './embedded/index.ts'
+export type { EmbeddedKafka, StartEmbeddedKafkaOptions } from './embedded/index.ts'
 export { LogTailer } from './log-tailer.ts'
 export type { LogRecord, LogTailerOptions } from './log-tailer.ts'
 export {

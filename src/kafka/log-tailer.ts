@@ -43,6 +43,11 @@ interface PartitionState {
 export class LogTailer {
   readonly #options: LogTailerOptions
   readonly #consumer: Consumer
+  /**
+   * Asks for last stable offsets on its own connection: a broker answers the requests of one connection in
+   * order, so behind a long-polling fetch a ListOffsets would wait out the fetch's maxWait.
+   */
+  readonly #offsets: Consumer
   readonly #partitions = new Map<string, PartitionState>()
   #metadata: ClusterMetadata | undefined
   #running = false
@@ -53,6 +58,13 @@ export class LogTailer {
     this.#options = options
     this.#consumer = new Consumer({
       clientId: `${options.connection.clientId}-tailer`,
+      bootstrapBrokers: [...options.connection.brokers],
+      groupId: `${options.connection.clientId}-tailer-unused`,
+      retries: 3,
+      retryDelay: 250
+    })
+    this.#offsets = new Consumer({
+      clientId: `${options.connection.clientId}-tailer-offsets`,
       bootstrapBrokers: [...options.connection.brokers],
       groupId: `${options.connection.clientId}-tailer-unused`,
       retries: 3,
@@ -72,7 +84,7 @@ export class LogTailer {
     this.#abort.abort()
     await this.#loop?.catch(() => undefined)
     for (const state of this.#partitions.values()) state.waiters.length = 0
-    await this.#consumer.close(true)
+    await Promise.all([this.#consumer.close(true), this.#offsets.close(true)])
   }
 
   /** The next offset the tailer will read in a partition. */
@@ -90,7 +102,7 @@ export class LogTailer {
    */
   async barrier(targets: ReadonlyArray<{ topic: string; partitions?: readonly number[] }>): Promise<void> {
     const topics = targets.map(t => t.topic)
-    const stable = await this.#consumer.listOffsets({ topics, isolationLevel: IsolationLevels.READ_COMMITTED })
+    const stable = await this.#offsets.listOffsets({ topics, isolationLevel: IsolationLevels.READ_COMMITTED })
     const waits: Promise<void>[] = []
     for (const target of targets) {
       const offsets = stable.get(target.topic) ?? []

@@ -2,11 +2,18 @@ import { createServer } from 'node:http'
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { request as httpRequest } from 'undici'
-import { apiVersionOf, kindByPath, kinds, parseManifests, validateResource } from '../api/index.ts'
+import {
+  apiVersionOf,
+  kindByPath,
+  kinds,
+  matchesSelector,
+  parseManifests,
+  parseSelector,
+  validateResource
+} from '../api/index.ts'
 import type { KindInfo } from '../api/index.ts'
 import { ErrorCodes, ShoalError, isShoalError } from '../errors/index.ts'
 import type { ResourceStore, StoredEntry, WriteOp, WriteResult } from '../store/index.ts'
-import { parseSelector, matchesSelector } from './label-selector.ts'
 import { openApiDocument } from './openapi.ts'
 import { readBody } from './read-body.ts'
 import { failure, statusOf, success } from './status.ts'

@@ -1,3 +1,4 @@
+import packageJson from '../../package.json' with { type: 'json' }
 import { apiVersionOf, kinds, schemas } from '../api/index.ts'
 
 /** A small OpenAPI 3 description of the resource API, with the same JSON Schemas the server validates with. */
@@ -44,7 +45,7 @@ export function openApiDocument(): unknown {
   }
   return {
     openapi: '3.0.3',
-    info: { title: 'Shoal API', version: '1' },
+    info: { title: 'Shoal API', version: packageJson.version },
     paths,
     components: {
       schemas: {

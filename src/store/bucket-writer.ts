@@ -10,8 +10,11 @@ import type { NewMetadata, StoredEntry, StoredObject, WriteOp, WriteResult } fro
 /** Computes a resource's status when its desired state is written; `previous` is the status it had. */
 export type StatusOf = (object: StoredObject, previous: unknown) => unknown
 
-/** Fills server-side defaults of a resource once its uid is known. */
-export type Finalize = (object: StoredObject) => StoredObject
+/**
+ * Fills server-side defaults of a resource once its uid is known, and checks a replacement against the
+ * stored object (`previous`); throws a ShoalError to refuse it.
+ */
+export type Finalize = (object: StoredObject, previous: StoredObject | undefined) => StoredObject
 
 export interface BucketWriterOptions {
   readonly connection: KafkaConnection
@@ -148,14 +151,26 @@ export class BucketWriter {
         },
         spec: op.object.spec
       }
-      const finalized = this.#options.finalize ? this.#options.finalize(draft) : draft
+      const finalized = this.#options.finalize ? this.#options.finalize(draft, current?.object) : draft
       // The generation moves only when the desired state (spec) does, as in Kubernetes.
-      const specChanged = base !== undefined && JSON.stringify(current!.object.spec) !== JSON.stringify(finalized.spec)
+      const specChanged = base !== undefined && !sameJson(current!.object.spec, finalized.spec)
       object = specChanged
         ? { ...finalized, metadata: { ...finalized.metadata, generation: base.generation + 1 } }
         : finalized
     }
     const status = op.kind === 'status' ? op.status : this.#options.statusOf(object, current?.status)
+    if (
+      current &&
+      op.kind !== 'status' &&
+      sameJson(current.object, {
+        ...object,
+        metadata: { ...object.metadata, resourceVersion: current.resourceVersion }
+      }) &&
+      sameJson(current.status, status)
+    ) {
+      // Nothing changed: no record, and the resourceVersion stays (repeated applies are free).
+      return { kind: 'written', entry: current }
+    }
     const messages = [{ topic: names.statusTopic, key, value: { status } }]
     if (op.kind !== 'status') messages.unshift({ topic: names.resourcesTopic, key, value: { object } as never })
     const offsets = await this.#transact(messages)
@@ -200,6 +215,16 @@ export class BucketWriter {
       })
     }
   }
+}
+
+/** Equality of JSON values regardless of key order. */
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a, sortedKeys) === JSON.stringify(b, sortedKeys)
+}
+
+function sortedKeys(_key: string, value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value
+  return Object.fromEntries(Object.entries(value).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)))
 }
 
 function keyOfNew(object: { kind: string; metadata: NewMetadata }): string {

@@ -221,7 +221,7 @@ spec:
 
 /**
  * docs/eventing/sources/ping-source/reference.md — "Example: CloudEvent Overrides", its `...` filled in. The
- * docs write `additional: 42`, a YAML number; Kubernetes refuses a number in a string map, and so does Shoal.
+ * docs write `additional: 42`, a YAML number; Shoal takes a scalar extension value as its string form.
  */
 export const pingSourceCeOverrides = `
 apiVersion: sources.knative.dev/v1

@@ -118,6 +118,10 @@ describe('controllers on the Kafka log', () => {
   it('serves the same resources with the same resourceVersions from either replica', async () => {
     const created = await http('POST', `${a.url}${KS}`, kafkaSource('same-everywhere'))
     assert.equal(created.status, 201)
+    // Replacing it with the same object changes nothing, not even its resourceVersion.
+    const same = await http('PUT', `${b.url}${KS}/same-everywhere`, kafkaSource('same-everywhere'))
+    assert.equal(same.status, 200)
+    assert.equal(same.body.metadata.resourceVersion, created.body.metadata.resourceVersion)
     const fromB = await http('GET', `${b.url}${KS}/same-everywhere`)
     assert.equal(fromB.status, 200)
     assert.equal(fromB.body.metadata.resourceVersion, created.body.metadata.resourceVersion)
@@ -193,6 +197,26 @@ describe('controllers on the Kafka log', () => {
     const after = (await http('GET', `${a.url}/apis/sources.knative.dev/v1/pingsources`)).body.items.length
     assert.equal(after, before)
     assert.equal((await http('GET', `${a.url}${KS}/bad-5`)).status, 404)
+  })
+
+  it("defaults a KafkaSource's consumer group from its uid and keeps it immutable", async () => {
+    const created = await http('POST', `${a.url}${KS}`, kafkaSource('grouped'))
+    assert.equal(created.body.spec.consumerGroup, `knative-kafka-source-${created.body.metadata.uid}`)
+    const omitted = await http(
+      'PUT',
+      `${b.url}${KS}/grouped`,
+      kafkaSource('grouped').replace('topics: [t1]', 'topics: [t2]')
+    )
+    assert.equal(omitted.status, 200, JSON.stringify(omitted.body))
+    assert.equal(omitted.body.spec.consumerGroup, created.body.spec.consumerGroup)
+    assert.equal(omitted.body.metadata.generation, 2)
+    const changed = await http(
+      'PUT',
+      `${a.url}${KS}/grouped`,
+      kafkaSource('grouped').replace('spec:\n', 'spec:\n  consumerGroup: other\n')
+    )
+    assert.equal(changed.status, 422)
+    assert.equal(changed.body.details.causes[0].field, 'spec.consumerGroup')
   })
 
   it('filters lists by label selector', async () => {

@@ -135,13 +135,7 @@ export function formatRequirement(r: Requirement): string {
   }
 }
 
-/**
- * The part of a selector the server's contract promises to filter on (`a=b`, `a!=b`, `a`). The rest
- * (`!a`, `in`, `notin`) is left to the client, which filters every listed item with the full selector anyway.
- */
+/** The `?labelSelector=` text of parsed requirements; the server understands the whole grammar. */
 export function serverSelector(requirements: readonly Requirement[]): string {
-  return requirements
-    .filter(r => r.op === 'equals' || r.op === 'notEquals' || r.op === 'exists')
-    .map(formatRequirement)
-    .join(',')
+  return requirements.map(formatRequirement).join(',')
 }
