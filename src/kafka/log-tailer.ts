@@ -97,22 +97,33 @@ export class LogTailer {
   }
 
   /**
-   * Resolves once everything committed in the given partitions before this call has been applied
-   * (the tailer reached their last stable offset). Read-your-writes across controller replicas.
+   * Resolves once every transaction appended to the given partitions before this call has been decided and,
+   * if committed, applied: the tailer's position reached the partitions' high watermark of the moment. (Not
+   * the last stable offset: right after a commit returns, its markers may not be written yet, and the LSO
+   * still stands before the committed records.) With `timeoutMs`, resolves anyway when the time is up,
+   * for readers that prefer a slightly stale answer to waiting on a transaction left open.
    */
-  async barrier(targets: ReadonlyArray<{ topic: string; partitions?: readonly number[] }>): Promise<void> {
+  async barrier(
+    targets: ReadonlyArray<{ topic: string; partitions?: readonly number[] }>,
+    options: { timeoutMs?: number } = {}
+  ): Promise<void> {
     const topics = targets.map(t => t.topic)
-    const stable = await this.#offsets.listOffsets({ topics, isolationLevel: IsolationLevels.READ_COMMITTED })
+    const ends = await this.#offsets.listOffsets({ topics, isolationLevel: IsolationLevels.READ_UNCOMMITTED })
     const waits: Promise<void>[] = []
     for (const target of targets) {
-      const offsets = stable.get(target.topic) ?? []
+      const offsets = ends.get(target.topic) ?? []
       const partitions = target.partitions ?? offsets.map((_, i) => i)
       for (const partition of partitions) {
         const offset = offsets[partition]
         if (offset !== undefined) waits.push(this.waitFor(target.topic, partition, offset))
       }
     }
-    await Promise.all(waits)
+    const all = Promise.all(waits).then(() => undefined)
+    if (options.timeoutMs === undefined) return all
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<void>(resolve => (timer = setTimeout(resolve, options.timeoutMs)))
+    await Promise.race([all, timeout])
+    clearTimeout(timer)
   }
 
   /** Resolves once the tailer's position in a partition reaches `offset`. */

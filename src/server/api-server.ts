@@ -267,9 +267,9 @@ export class ApiServer {
   }
 
   async #internalWrite(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const text = await readBody(req, (this.#options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES) * 2)
-    const { op } = JSON.parse(text) as { op: WriteOp }
     try {
+      const text = await readBody(req, (this.#options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES) * 2)
+      const op = admitForwarded(text)
       const result = await this.#execute(op, req)
       this.#json(res, 200, { result })
     } catch (error) {
@@ -332,6 +332,37 @@ function errorFromStatus(body: Partial<StatusBody>, httpCode: number): ShoalErro
   const code = codeByReason[body.reason ?? ''] ?? ErrorCodes.INTERNAL
   const fields = (body.details?.causes ?? []).map(c => ({ path: c.field, message: c.message }))
   return new ShoalError(code, body.message ?? `HTTP ${httpCode}`, { fields, retriable: httpCode === 503 })
+}
+
+/**
+ * A write another replica forwarded. It was validated there; it is validated again here, because the owner
+ * is the one place every write passes and must not trust its callers to have done so.
+ */
+function admitForwarded(text: string): WriteOp {
+  let op: WriteOp
+  try {
+    op = (JSON.parse(text) as { op: WriteOp }).op
+  } catch {
+    throw new ShoalError(ErrorCodes.MALFORMED, 'a forwarded write must be JSON')
+  }
+  switch (op?.kind) {
+    case 'create':
+    case 'update': {
+      const object = validateResource(op.object)
+      const expected = op.kind === 'update' ? op.expectedVersion : undefined
+      return {
+        kind: op.kind,
+        object: toNew(object),
+        ...(expected === undefined ? {} : { expectedVersion: String(expected) })
+      }
+    }
+    case 'delete':
+      if (typeof op.key === 'string' && op.key.split('/').length === 3) return op
+      break
+    default:
+      break
+  }
+  throw new ShoalError(ErrorCodes.MALFORMED, 'a forwarded write must be a create, update or delete of one resource')
 }
 
 function keyOf(op: WriteOp): string {

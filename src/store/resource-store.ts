@@ -15,6 +15,12 @@ import type { BucketOwner, ControllerRecord, StoredEntry, WriteOp, WriteResult }
 
 export const DEFAULT_BUCKETS = 16
 
+/**
+ * How long a read waits for transactions still open in its buckets. They normally close within
+ * milliseconds; one left open by a crashed owner closes when the new owner takes the bucket over.
+ */
+const READ_BARRIER_TIMEOUT_MS = 3_000
+
 export interface ResourceStoreOptions {
   readonly connection: KafkaConnection
   readonly prefix?: string
@@ -134,15 +140,20 @@ export class ResourceStore {
 
   async get(key: string): Promise<StoredEntry | undefined> {
     const bucket = this.bucketOf(key)
-    await this.#tailer.barrier([
-      { topic: this.names.resourcesTopic, partitions: [bucket] },
-      { topic: this.names.statusTopic, partitions: [bucket] }
-    ])
+    await this.#tailer.barrier(
+      [
+        { topic: this.names.resourcesTopic, partitions: [bucket] },
+        { topic: this.names.statusTopic, partitions: [bucket] }
+      ],
+      { timeoutMs: READ_BARRIER_TIMEOUT_MS }
+    )
     return this.#view.get(key)
   }
 
   async list(predicate?: (key: string) => boolean): Promise<StoredEntry[]> {
-    await this.#tailer.barrier([{ topic: this.names.resourcesTopic }, { topic: this.names.statusTopic }])
+    await this.#tailer.barrier([{ topic: this.names.resourcesTopic }, { topic: this.names.statusTopic }], {
+      timeoutMs: READ_BARRIER_TIMEOUT_MS
+    })
     return this.#view.list(predicate)
   }
 
