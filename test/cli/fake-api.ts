@@ -3,7 +3,7 @@ import { createServer } from 'node:http'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { isDeepStrictEqual } from 'node:util'
-import { apiVersionOf, kindByPath } from '../../src/api/index.ts'
+import { apiVersionOf, kindByPath, matchesSelector, parseSelector } from '../../src/api/index.ts'
 import type { KindInfo } from '../../src/api/index.ts'
 
 type Obj = Record<string, unknown> & { metadata: Record<string, unknown>; spec?: unknown }
@@ -191,16 +191,11 @@ function validate(kind: KindInfo, namespace: string, name: string, body: Obj): R
   }
 }
 
+/** The server's selector semantics: the whole kubectl grammar. */
 function matches(selector: string, object: Obj): boolean {
-  const labels = (object.metadata['labels'] ?? {}) as Record<string, string>
-  return selector
-    .split(',')
-    .filter(term => term !== '')
-    .every(term => {
-      const [key = '', value] = term.split(/!?=/)
-      if (value === undefined) return key in labels
-      return term.includes('!=') ? labels[key] !== value : labels[key] === value
-    })
+  const parsed = parseSelector(selector)
+  if (!parsed.ok) return false
+  return matchesSelector(parsed.requirements, (object.metadata['labels'] ?? {}) as Record<string, string>)
 }
 
 function send(res: ServerResponse, code: number, body: unknown): void {
