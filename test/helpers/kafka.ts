@@ -60,3 +60,32 @@ export async function createTopic(
     await admin.close()
   }
 }
+
+/**
+ * The first `count` items of a consumer stream, then closes it. Fails after `timeoutMs` naming what did arrive,
+ * rather than hanging until the test runner's timeout.
+ */
+export async function take<T>(
+  stream: AsyncIterable<T> & { close(): Promise<void> },
+  count: number,
+  timeoutMs = 30_000
+): Promise<T[]> {
+  const items: T[] = []
+  let timedOut = false
+  const timer = setTimeout(() => {
+    timedOut = true
+    void stream.close()
+  }, timeoutMs)
+  try {
+    for await (const item of stream) {
+      items.push(item)
+      if (items.length >= count) break
+    }
+  } finally {
+    clearTimeout(timer)
+  }
+  if (timedOut && items.length < count) {
+    throw new Error(`received ${items.length} of ${count} messages within ${timeoutMs} ms`)
+  }
+  return items
+}

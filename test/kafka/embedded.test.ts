@@ -2,7 +2,7 @@
 import { Admin, Consumer, Producer, ProduceAcks, stringDeserializers, stringSerializers } from '@platformatic/kafka'
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { bootstrapBrokers, createTopic, uniqueName } from '../helpers/kafka.ts'
+import { bootstrapBrokers, createTopic, take, uniqueName } from '../helpers/kafka.ts'
 
 test('the embedded broker answers a metadata request', async () => {
   const admin = new Admin({ clientId: uniqueName('metadata'), bootstrapBrokers: bootstrapBrokers() })
@@ -26,12 +26,11 @@ test('a topic can be created, produced to and consumed from', async () => {
   const producer = new Producer({
     clientId: uniqueName('producer'),
     bootstrapBrokers: bootstrapBrokers(),
-    serializers: stringSerializers,
-    acks: ProduceAcks.ALL
+    serializers: stringSerializers
   })
   const sent = ['one', 'two', 'three'].map((value, i) => ({ topic, key: `key-${i}`, value, partition: i % 2 }))
   try {
-    await producer.send({ messages: sent })
+    await producer.send({ acks: ProduceAcks.ALL, messages: sent })
   } finally {
     await producer.close()
   }
@@ -44,13 +43,10 @@ test('a topic can be created, produced to and consumed from', async () => {
     sessionTimeout: 6_000,
     heartbeatInterval: 1_000
   })
-  const received: { key: string; value: string; partition: number }[] = []
+  let received: { key: string; value: string; partition: number }[]
   try {
     const stream = await consumer.consume({ topics: [topic], mode: 'earliest', autocommit: false })
-    for await (const message of stream) {
-      received.push({ key: message.key, value: message.value, partition: message.partition })
-      if (received.length === sent.length) break
-    }
+    received = (await take(stream, sent.length)).map(m => ({ key: m.key, value: m.value, partition: m.partition }))
   } finally {
     await consumer.close(true)
   }
