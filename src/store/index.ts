@@ -15,3 +15,6 @@ export type {
   WriteOp,
   WriteResult
 } from './types.ts'
+export { contractKey, ordinalOf } from './records.ts'
+export type { ContractRecord, MemberRecord, PlacementsRecord, SlotKind } from './records.ts'
+export { decodeValue, encodeValue, schemaHeaders } from './codec.ts'

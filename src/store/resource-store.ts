@@ -222,6 +222,8 @@ export class ResourceStore {
             since: new Date().toISOString()
           }
     await this.#announcer.send({
+      // The client ignores the producer's own `acks` option unless it is idempotent: give it on every send.
+      acks: -1,
       messages: [
         {
           topic: this.names.controllersTopic,
@@ -248,7 +250,8 @@ export function storeTopics(names: StoreNames, buckets: number) {
     { name: names.statusTopic, partitions: buckets, configs: compacted },
     { name: names.placementsTopic, partitions: buckets, configs: compacted },
     { name: names.contractsTopic, partitions: buckets, configs: compacted },
-    { name: names.membersTopic, partitions: 1, configs: compacted },
+    // Heartbeats are judged by the broker's clock, not the sender's: the broker stamps each record.
+    { name: names.membersTopic, partitions: 1, configs: { ...compacted, 'message.timestamp.type': 'LogAppendTime' } },
     { name: names.controllersTopic, partitions: 1, configs: compacted }
   ]
 }

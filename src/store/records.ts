@@ -1,0 +1,65 @@
+/**
+ * The records the scheduler leader and the dispatchers exchange through Kafka (DESIGN §4). Every value is
+ * JSON with the `shoal-schema` header (see codec.ts); these are their shapes.
+ */
+
+/** Which of a dispatcher's two capacities a source uses: consumer slots (KafkaSource) or schedule slots (PingSource). */
+export type SlotKind = 'consumer' | 'schedule'
+
+/**
+ * `shoal.contracts`, key `<dispatcherId>/<sourceKey>`: one placement of one source on one dispatcher.
+ * A tombstone (null value) when the placement goes. The partition is `contractPartitionOf(dispatcherId)`.
+ */
+export interface ContractRecord {
+  readonly dispatcher: string
+  /** `Kind/namespace/name` of the source. */
+  readonly source: string
+  readonly slot: SlotKind
+  /** How many vreplicas (consumer-group members, or 1 schedule) this dispatcher runs for the source. */
+  readonly vreplicas: number
+  /** The source's resourceVersion when this placement was written: the dispatcher reads that version. */
+  readonly resourceVersion: string
+  /** The scheduler leader's epoch: the highest epoch in the log plus one, per new leader. */
+  readonly epoch: number
+}
+
+/** `shoal.placements`, key `<sourceKey>`: where a source's vreplicas are, and how many wait for capacity. */
+export interface PlacementsRecord {
+  readonly source: string
+  readonly slot: SlotKind
+  readonly placements: ReadonlyArray<{ readonly podName: string; readonly vreplicas: number }>
+  readonly pending: number
+  /** Why vreplicas are pending, when some are. */
+  readonly reason?: string
+  readonly epoch: number
+  /** Revision of the scheduler state this was computed from (rebalance proposals name it). */
+  readonly revision: number
+}
+
+/** `shoal.members`, key `<dispatcherId>`: a dispatcher's heartbeat. Judged by its broker append time. */
+export interface MemberRecord {
+  readonly id: string
+  /** Grows with every start of this id; of two processes with one id, the higher incarnation wins. */
+  readonly incarnation: number
+  readonly ordinal: number
+  readonly zone: string
+  readonly node: string
+  readonly capacity: { readonly consumers: number; readonly schedules: number }
+  readonly used: { readonly consumers: number; readonly schedules: number }
+  /** The highest contract offset this dispatcher has applied. */
+  readonly contractOffset: string
+  /** When the process started (its own clock; informational). */
+  readonly startedAt: string
+  /** PingSource watermarks (a later issue): last tick fired through, and exceptions by source. */
+  readonly watermark?: { readonly through: string; readonly exceptions?: Readonly<Record<string, string>> }
+}
+
+/** `dispatcher-7` → 7; anything else has no ordinal (sorted last). */
+export function ordinalOf(dispatcherId: string): number {
+  const match = /-(\d+)$/.exec(dispatcherId)
+  return match ? Number(match[1]) : Number.MAX_SAFE_INTEGER
+}
+
+export function contractKey(dispatcher: string, source: string): string {
+  return `${dispatcher}/${source}`
+}
