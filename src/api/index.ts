@@ -3,6 +3,7 @@ export { DEFAULT_SERVICE_URL_TEMPLATE, checkServiceUrlTemplate, resolveDestinati
 export type { DestinationResolution, ResolveOptions } from './destination.ts'
 export { parseIsoDuration } from './duration.ts'
 export {
+  DispatcherKind,
   KafkaSourceKind,
   PingSourceKind,
   apiVersionOf,
@@ -10,7 +11,8 @@ export {
   kindByPath,
   kinds,
   lookupKind,
-  resourceKey
+  resourceKey,
+  sourceKinds
 } from './kinds.ts'
 export type { KindInfo } from './kinds.ts'
 export { DEFAULT_MAX_MANIFEST_BYTES, parseManifests } from './manifests.ts'
@@ -50,3 +52,5 @@ export {
   serverSelector
 } from './label-selector.ts'
 export type { Requirement, SelectorParse } from './label-selector.ts'
+export { dispatcherSchema, validateDispatcher, validateObject } from './dispatcher.ts'
+export type { DispatcherResource, ShoalResource } from './dispatcher.ts'

@@ -6,6 +6,8 @@ export interface KindInfo {
   readonly plural: string
   readonly singular: string
   readonly shortNames: readonly string[]
+  /** False for cluster-wide kinds (Dispatcher): their paths and keys have no namespace. */
+  readonly namespaced: boolean
 }
 
 export const KafkaSourceKind: KindInfo = Object.freeze({
@@ -14,7 +16,8 @@ export const KafkaSourceKind: KindInfo = Object.freeze({
   kind: 'KafkaSource',
   plural: 'kafkasources',
   singular: 'kafkasource',
-  shortNames: Object.freeze(['ks'])
+  shortNames: Object.freeze(['ks']),
+  namespaced: true
 })
 
 export const PingSourceKind: KindInfo = Object.freeze({
@@ -23,11 +26,26 @@ export const PingSourceKind: KindInfo = Object.freeze({
   kind: 'PingSource',
   plural: 'pingsources',
   singular: 'pingsource',
-  shortNames: Object.freeze(['ps'])
+  shortNames: Object.freeze(['ps']),
+  namespaced: true
 })
 
-/** Every kind the API serves, in the order `shoal get all` lists them. */
-export const kinds: readonly KindInfo[] = Object.freeze([KafkaSourceKind, PingSourceKind])
+/** A dispatcher's desired state (today: whether it is cordoned); cluster-wide, like a Kubernetes Node. */
+export const DispatcherKind: KindInfo = Object.freeze({
+  group: 'shoal.dev',
+  version: 'v1alpha1',
+  kind: 'Dispatcher',
+  plural: 'dispatchers',
+  singular: 'dispatcher',
+  shortNames: Object.freeze(['disp']),
+  namespaced: false
+})
+
+/** The source kinds, in the order `shoal get all` lists them. */
+export const sourceKinds: readonly KindInfo[] = Object.freeze([KafkaSourceKind, PingSourceKind])
+
+/** Every kind the API serves. */
+export const kinds: readonly KindInfo[] = Object.freeze([KafkaSourceKind, PingSourceKind, DispatcherKind])
 
 export function apiVersionOf(info: KindInfo): string {
   return info.group === '' ? info.version : `${info.group}/${info.version}`
@@ -54,7 +72,7 @@ export function kindByPath(group: string, version: string, plural: string): Kind
   return kinds.find(k => k.group === group && k.version === version && k.plural === plural)
 }
 
-/** The store key of a resource: `Kind/namespace/name`. */
+/** The store key of a resource: `Kind/namespace/name` (an empty namespace for cluster-wide kinds). */
 export function resourceKey(kind: string, namespace: string, name: string): string {
   return `${kind}/${namespace}/${name}`
 }

@@ -15,8 +15,8 @@ export const ConditionTypes = {
  * condition, add its type here and pass its observation to computeStatus.
  */
 export const readyDependencies: Readonly<Record<SourceResource['kind'], readonly string[]>> = deepFreeze({
-  KafkaSource: [ConditionTypes.SinkProvided],
-  PingSource: [ConditionTypes.SinkProvided]
+  KafkaSource: [ConditionTypes.SinkProvided, ConditionTypes.Scheduled],
+  PingSource: [ConditionTypes.SinkProvided, ConditionTypes.Scheduled]
 })
 
 /** A condition as another part of Shoal observed it (the scheduler's `Scheduled`, …), without its time. */

@@ -64,12 +64,22 @@ export function validateResource(input: unknown): SourceResource {
   if (notJson !== undefined) throw invalid('manifest', [toFieldError(notJson)])
   if (!isRecord(input)) throw invalid('manifest', [{ path: '(root)', message: 'must be an object (a resource)' }])
   const kind = checkTypeMeta(input)
-  const working = withExtensionScalarsAsStrings(structuredClone(input))
+  const working = withExtensionScalarsAsStrings(withoutNegativeZero(structuredClone(input)) as Record<string, unknown>)
   const what = describe(kind, working)
   const errors = dedupe([...schemaErrors(validatorFor(kind), working), ...semanticErrors(kind, working)])
   if (errors.length > 0) throw invalid(what, errors)
   // The schema and the semantic checks have established the shape: this is where unknown becomes typed.
   return deepFreeze(applyDefaults(working) as unknown as SourceResource)
+}
+
+/** JSON has no -0 (it writes 0): normalise it, so a resource reads back from the log exactly as it was validated. */
+function withoutNegativeZero(value: unknown): unknown {
+  if (Object.is(value, -0)) return 0
+  if (Array.isArray(value)) return value.map(withoutNegativeZero)
+  if (isRecord(value)) {
+    for (const [key, child] of Object.entries(value)) value[key] = withoutNegativeZero(child)
+  }
+  return value
 }
 
 /**

@@ -156,7 +156,7 @@ function parseJson(raw: string): unknown {
 
 function collectionPath(info: KindInfo, namespace: string | undefined): string {
   const base = info.group === '' ? `/api/${info.version}` : `/apis/${info.group}/${info.version}`
-  return namespace === undefined
+  return namespace === undefined || !info.namespaced
     ? `${base}/${info.plural}`
     : `${base}/namespaces/${encodeURIComponent(namespace)}/${info.plural}`
 }

@@ -49,6 +49,18 @@ const columnsByKind: Readonly<Record<string, readonly Column[]>> = {
     { header: 'READY', cell: ready },
     { header: 'REASON', cell: reason },
     { header: 'TIMEZONE', cell: at('spec', 'timezone'), wide: true }
+  ],
+  // Desired state (cordoned) and live state (heartbeats), as `kubectl get nodes` mixes them.
+  Dispatcher: [
+    { header: 'ZONE', cell: at('status', 'zone') },
+    { header: 'NODE', cell: at('status', 'node') },
+    { header: 'CAPACITY', cell: at('status', 'capacity', 'consumers') },
+    { header: 'SCHEDULE-CAPACITY', cell: at('status', 'capacity', 'schedules') },
+    { header: 'USED', cell: at('status', 'used', 'consumers') },
+    { header: 'SCHEDULES-USED', cell: at('status', 'used', 'schedules') },
+    { header: 'STATE', cell: at('status', 'state') },
+    { header: 'INCARNATION', cell: at('status', 'incarnation'), wide: true },
+    { header: 'LAST-HEARTBEAT', cell: at('status', 'lastHeartbeat'), wide: true }
   ]
 }
 

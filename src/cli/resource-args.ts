@@ -1,4 +1,4 @@
-import { kinds, lookupKind } from '../api/index.ts'
+import { kinds, lookupKind, sourceKinds } from '../api/index.ts'
 import type { KindInfo } from '../api/index.ts'
 import { usageError } from './flags.ts'
 
@@ -37,7 +37,7 @@ export function parseResourceArgs(args: readonly string[], verb: string): Resour
   }
   const requested: KindInfo[] = []
   for (const type of first.split(',')) {
-    for (const kind of type === 'all' ? kinds : [resolveKind(type, true)]) {
+    for (const kind of type === 'all' ? sourceKinds : [resolveKind(type, true)]) {
       if (!requested.includes(kind)) requested.push(kind)
     }
   }

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os'
 import {
+  DispatcherKind,
   checkServiceUrlTemplate,
   checkUpdate,
   computeStatus,
@@ -12,6 +13,8 @@ import { ApiServer } from '../server/index.ts'
 import { ResourceStore } from '../store/index.ts'
 import type { StoredObject } from '../store/index.ts'
 import type { Logger } from './logger.ts'
+import { isDispatcherKind, presentDispatcher, presentSource } from './presentation.ts'
+import type { LiveDispatcher } from './presentation.ts'
 
 export interface ControllerOptions {
   readonly brokers: readonly string[]
@@ -37,14 +40,30 @@ export interface RunningController {
 /** Starts one control-plane replica: the API server, then the store it serves. */
 export async function startController(options: ControllerOptions): Promise<RunningController> {
   const log = options.logger
+  const serviceUrlTemplate = options.serviceUrlTemplate ?? DEFAULT_SERVICE_URL_TEMPLATE
+  const liveDispatchers: () => readonly LiveDispatcher[] = () => []
+  const liveById = (name: string) => liveDispatchers().find(d => d.id === name)
   const server = new ApiServer({
     ...(options.host === undefined ? {} : { host: options.host }),
     ...(options.port === undefined ? {} : { port: options.port }),
-    log: (level, message, fields) => log[level](fields ?? {}, message)
+    log: (level, message, fields) => log[level](fields ?? {}, message),
+    present: entry =>
+      entry.object.kind === DispatcherKind.kind
+        ? presentDispatcher(entry.object.metadata.name, entry, liveById(entry.object.metadata.name))
+        : presentSource(entry, serviceUrlTemplate),
+    liveObjects: (info, stored) =>
+      isDispatcherKind(info)
+        ? liveDispatchers()
+            .filter(d => !stored.has(d.id))
+            .map(d => presentDispatcher(d.id, undefined, d))
+        : [],
+    liveObject: (info, name) => {
+      const live = isDispatcherKind(info) ? liveById(name) : undefined
+      return live && presentDispatcher(name, undefined, live)
+    }
   })
   const url = await server.listen()
   const replicaId = options.replicaId ?? `${hostname()}-${new URL(url).port}`
-  const serviceUrlTemplate = options.serviceUrlTemplate ?? DEFAULT_SERVICE_URL_TEMPLATE
   const templateProblem = checkServiceUrlTemplate(serviceUrlTemplate)
   if (templateProblem !== undefined) {
     await server.close()
@@ -60,11 +79,13 @@ export async function startController(options: ControllerOptions): Promise<Runni
       replicaId,
       url,
       statusOf: (object, previous) =>
-        computeStatus(object as unknown as SourceResource, {
-          serviceUrlTemplate,
-          now: new Date(),
-          ...(previous === undefined ? {} : { previous: previous as SourceStatus })
-        }),
+        object.kind === DispatcherKind.kind
+          ? {}
+          : computeStatus(object as unknown as SourceResource, {
+              serviceUrlTemplate,
+              now: new Date(),
+              ...(previous === undefined ? {} : { previous: previous as SourceStatus })
+            }),
       finalize: withServerDefaults,
       log: (level, message, fields) => log[level](fields ?? {}, message)
     })

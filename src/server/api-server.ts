@@ -9,9 +9,9 @@ import {
   matchesSelector,
   parseManifests,
   parseSelector,
-  validateResource
+  validateObject
 } from '../api/index.ts'
-import type { KindInfo } from '../api/index.ts'
+import type { KindInfo, ShoalResource } from '../api/index.ts'
 import { ErrorCodes, ShoalError, isShoalError } from '../errors/index.ts'
 import type { ResourceStore, StoredEntry, WriteOp, WriteResult } from '../store/index.ts'
 import { openApiDocument } from './openapi.ts'
@@ -27,6 +27,11 @@ export interface ApiServerOptions {
   /** How long a write may wait for its bucket's owner (during a rebalance) before it answers 503. */
   readonly writeTimeoutMs?: number
   readonly log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void
+  /** How a stored entry is shown: the controller merges live state (placements, conditions) into status. */
+  readonly present?: (entry: StoredEntry) => unknown
+  /** Objects that exist without a stored resource: live dispatchers that were never cordoned. */
+  readonly liveObjects?: (info: KindInfo, stored: ReadonlySet<string>) => unknown[]
+  readonly liveObject?: (info: KindInfo, name: string) => unknown
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
@@ -112,8 +117,9 @@ export class ApiServer {
       namespace = parts[4]
       plural = parts[5] ?? ''
       name = parts[6]
-    } else if (parts.length === 4) {
+    } else if (parts.length === 4 || parts.length === 5) {
       plural = parts[3] ?? ''
+      name = parts[4]
     } else {
       return this.#send(res, failure(404, 'NotFound', `the server could not find the requested resource (${path})`))
     }
@@ -129,8 +135,25 @@ export class ApiServer {
       )
     }
 
+    // Cluster-wide kinds (Dispatcher) have no namespace in their paths; namespaced ones need it for one object.
+    if (!info.namespaced) {
+      if (namespace !== undefined)
+        return this.#send(
+          res,
+          failure(404, 'NotFound', `${info.plural} are cluster-wide: use ${path.replace(/\/namespaces\/[^/]+/, '')}`)
+        )
+      namespace = ''
+    } else if (name !== undefined && namespace === undefined) {
+      return this.#send(res, failure(404, 'NotFound', `the server could not find the requested resource (${path})`))
+    }
     if (name === undefined) {
-      if (method === 'GET') return this.#list(res, info, namespace, url.searchParams.get('labelSelector') ?? '')
+      if (method === 'GET')
+        return this.#list(
+          res,
+          info,
+          info.namespaced ? namespace : undefined,
+          url.searchParams.get('labelSelector') ?? ''
+        )
       if (method === 'POST' && namespace !== undefined) return this.#create(req, res, info, namespace)
       return this.#send(res, failure(405, 'MethodNotAllowed', `${method} is not allowed on ${path}`))
     }
@@ -139,8 +162,9 @@ export class ApiServer {
     try {
       if (method === 'GET') {
         const entry = await store.get(key)
-        if (!entry) throw new ShoalError(ErrorCodes.NOT_FOUND, `${info.plural}.${info.group} "${name}" not found`)
-        return this.#json(res, 200, render(entry))
+        const presented = entry ? this.#present(entry) : this.#options.liveObject?.(info, name)
+        if (!presented) throw new ShoalError(ErrorCodes.NOT_FOUND, `${info.plural}.${info.group} "${name}" not found`)
+        return this.#json(res, 200, presented)
       }
       if (method === 'PUT') return await this.#update(req, res, info, namespace!, name)
       if (method === 'DELETE') {
@@ -163,16 +187,17 @@ export class ApiServer {
     if (!selector.ok) return this.#send(res, failure(400, 'BadRequest', `labelSelector: ${selector.message}`))
     const prefix = namespace === undefined ? `${info.kind}/` : `${info.kind}/${namespace}/`
     const entries = await this.#store!.list(key => key.startsWith(prefix))
-    const items = entries
-      .filter(e => matchesSelector(selector.requirements, e.object.metadata.labels ?? {}))
-      .map(render)
+    const items = [
+      ...entries.map(e => this.#present(e)),
+      ...(this.#options.liveObjects?.(info, new Set(entries.map(e => e.object.metadata.name))) ?? [])
+    ].filter(o => matchesSelector(selector.requirements, labelsOf(o)))
     this.#json(res, 200, { apiVersion: apiVersionOf(info), kind: `${info.kind}List`, metadata: {}, items })
   }
 
   async #create(req: IncomingMessage, res: ServerResponse, info: KindInfo, namespace: string): Promise<void> {
     const object = await this.#admit(req, info, namespace, undefined)
     const result = await this.#execute({ kind: 'create', object: toNew(object) }, req)
-    this.#json(res, 201, render(result.entry))
+    this.#json(res, 201, this.#present(result.entry))
   }
 
   async #update(
@@ -186,7 +211,7 @@ export class ApiServer {
     const expected = object.metadata.resourceVersion
     const op: WriteOp = { kind: 'update', object: toNew(object), ...(expected ? { expectedVersion: expected } : {}) }
     const result = await this.#execute(op, req)
-    this.#json(res, 200, render(result.entry))
+    this.#json(res, 200, this.#present(result.entry))
   }
 
   /** Parses and validates a body, and checks it names what the path names. */
@@ -195,7 +220,7 @@ export class ApiServer {
     info: KindInfo,
     namespace: string,
     name: string | undefined
-  ): Promise<ReturnType<typeof validateResource>> {
+  ): Promise<ShoalResource> {
     checkContentType(req)
     const maxBytes = this.#options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
     const text = await readBody(req, maxBytes)
@@ -207,13 +232,13 @@ export class ApiServer {
       )
     }
     const body = documents[0]
-    if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
+    if (info.namespaced && typeof body === 'object' && body !== null && !Array.isArray(body)) {
       const metadata = (body as { metadata?: unknown }).metadata
       if (typeof metadata === 'object' && metadata !== null && !('namespace' in metadata)) {
         ;(metadata as Record<string, unknown>).namespace = namespace
       }
     }
-    const object = validateResource(body)
+    const object = validateObject(body)
     const fields = []
     if (object.kind !== info.kind || object.apiVersion !== apiVersionOf(info)) {
       fields.push({
@@ -275,6 +300,10 @@ export class ApiServer {
     } catch (error) {
       this.#send(res, statusOf(error))
     }
+  }
+
+  #present(entry: StoredEntry): unknown {
+    return (this.#options.present ?? plainPresentation)(entry)
   }
 
   #send(res: ServerResponse, status: StatusBody): void {
@@ -348,7 +377,7 @@ function admitForwarded(text: string): WriteOp {
   switch (op?.kind) {
     case 'create':
     case 'update': {
-      const object = validateResource(op.object)
+      const object = validateObject(op.object)
       const expected = op.kind === 'update' ? op.expectedVersion : undefined
       return {
         kind: op.kind,
@@ -371,7 +400,7 @@ function keyOf(op: WriteOp): string {
     : op.key
 }
 
-function toNew(object: ReturnType<typeof validateResource>): Extract<WriteOp, { kind: 'create' }>['object'] {
+function toNew(object: ShoalResource): Extract<WriteOp, { kind: 'create' }>['object'] {
   const { name, namespace, labels, annotations } = object.metadata
   return {
     apiVersion: object.apiVersion,
@@ -381,8 +410,15 @@ function toNew(object: ReturnType<typeof validateResource>): Extract<WriteOp, { 
   }
 }
 
-function render(entry: StoredEntry): unknown {
+function plainPresentation(entry: StoredEntry): unknown {
   return { ...entry.object, status: entry.status ?? {} }
+}
+
+function labelsOf(object: unknown): Record<string, string> {
+  return ((object as { metadata?: { labels?: Record<string, string> } }).metadata?.labels ?? {}) as Record<
+    string,
+    string
+  >
 }
 
 function checkContentType(req: IncomingMessage): void {

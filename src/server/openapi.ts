@@ -1,5 +1,5 @@
 import packageJson from '../../package.json' with { type: 'json' }
-import { apiVersionOf, kinds, schemas } from '../api/index.ts'
+import { apiVersionOf, dispatcherSchema, kinds, schemas } from '../api/index.ts'
 
 /** A small OpenAPI 3 description of the resource API, with the same JSON Schemas the server validates with. */
 export function openApiDocument(): unknown {
@@ -21,6 +21,27 @@ export function openApiDocument(): unknown {
     const ns = { name: 'namespace', in: 'path', required: true, schema: { type: 'string' } }
     const name = { name: 'name', in: 'path', required: true, schema: { type: 'string' } }
     const selector = { name: 'labelSelector', in: 'query', schema: { type: 'string' } }
+    if (!k.namespaced) {
+      paths[`${base}/${k.plural}`] = {
+        get: { summary: `List ${k.plural}`, parameters: [selector], responses: { '200': list } },
+        post: { summary: `Create a ${k.kind}`, requestBody: body, responses: { '201': ok, ...errors } }
+      }
+      paths[`${base}/${k.plural}/{name}`] = {
+        get: { summary: `Read a ${k.kind}`, parameters: [name], responses: { '200': ok, ...errors } },
+        put: {
+          summary: `Replace a ${k.kind}`,
+          parameters: [name],
+          requestBody: body,
+          responses: { '200': ok, ...errors }
+        },
+        delete: {
+          summary: `Delete a ${k.kind}`,
+          parameters: [name],
+          responses: { '200': { description: 'Status' }, ...errors }
+        }
+      }
+      continue
+    }
     paths[`${base}/${k.plural}`] = {
       get: { summary: `List ${k.plural} in every namespace`, parameters: [selector], responses: { '200': list } }
     }
@@ -50,7 +71,11 @@ export function openApiDocument(): unknown {
     components: {
       schemas: {
         ...Object.fromEntries(
-          kinds.map(k => [k.kind, schemas[k.kind] ?? { type: 'object', description: apiVersionOf(k) }])
+          kinds.map(k => [
+            k.kind,
+            schemas[k.kind] ??
+              (k.kind === 'Dispatcher' ? dispatcherSchema : { type: 'object', description: apiVersionOf(k) })
+          ])
         ),
         Status: {
           type: 'object',

@@ -34,6 +34,8 @@ export interface PlacementsRecord {
   readonly epoch: number
   /** Revision of the scheduler state this was computed from (rebalance proposals name it). */
   readonly revision: number
+  /** When the Scheduled condition last changed (all placed ↔ some pending), ISO-8601. */
+  readonly since: string
 }
 
 /** `shoal.members`, key `<dispatcherId>`: a dispatcher's heartbeat. Judged by its broker append time. */

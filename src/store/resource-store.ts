@@ -71,7 +71,12 @@ export class ResourceStore {
     )
     this.#tailer = new LogTailer({
       connection: options.connection,
-      topics: [this.names.resourcesTopic, this.names.statusTopic, this.names.controllersTopic],
+      topics: [
+        this.names.resourcesTopic,
+        this.names.statusTopic,
+        this.names.controllersTopic,
+        this.names.placementsTopic
+      ],
       onRecord: record => this.#view.apply(record),
       onError: error => log('warn', 'reading the store failed; retrying', { error: String(error) })
     })
@@ -138,12 +143,23 @@ export class ResourceStore {
     return this.#view.controllers()
   }
 
+  /** This replica's copy of the resources, as of now (no barrier): for the scheduler leader. */
+  snapshot(predicate?: (key: string) => boolean): StoredEntry[] {
+    return this.#view.list(predicate)
+  }
+
+  /** Calls `listener` with the key of every resource created, changed or deleted from now on. */
+  onResource(listener: (key: string) => void): () => void {
+    return this.#view.onResource(listener)
+  }
+
   async get(key: string): Promise<StoredEntry | undefined> {
     const bucket = this.bucketOf(key)
     await this.#tailer.barrier(
       [
         { topic: this.names.resourcesTopic, partitions: [bucket] },
-        { topic: this.names.statusTopic, partitions: [bucket] }
+        { topic: this.names.statusTopic, partitions: [bucket] },
+        { topic: this.names.placementsTopic, partitions: [bucket] }
       ],
       { timeoutMs: READ_BARRIER_TIMEOUT_MS }
     )
@@ -151,9 +167,10 @@ export class ResourceStore {
   }
 
   async list(predicate?: (key: string) => boolean): Promise<StoredEntry[]> {
-    await this.#tailer.barrier([{ topic: this.names.resourcesTopic }, { topic: this.names.statusTopic }], {
-      timeoutMs: READ_BARRIER_TIMEOUT_MS
-    })
+    await this.#tailer.barrier(
+      [{ topic: this.names.resourcesTopic }, { topic: this.names.statusTopic }, { topic: this.names.placementsTopic }],
+      { timeoutMs: READ_BARRIER_TIMEOUT_MS }
+    )
     return this.#view.list(predicate)
   }
 

@@ -1,5 +1,6 @@
 import { decodeValue } from './codec.ts'
 import type { LogRecord } from '../kafka/index.ts'
+import type { PlacementsRecord } from './records.ts'
 import type { ControllerRecord, StoredEntry, StoredObject } from './types.ts'
 
 interface ResourceSlot {
@@ -16,11 +17,13 @@ export class ResourceView {
   readonly #resources = new Map<string, ResourceSlot>()
   readonly #status = new Map<string, unknown>()
   readonly #controllers = new Map<string, ControllerRecord>()
-  readonly #topics: { resources: string; status: string; controllers: string }
+  readonly #placements = new Map<string, PlacementsRecord>()
+  readonly #listeners = new Set<(key: string) => void>()
+  readonly #topics: { resources: string; status: string; controllers: string; placements?: string }
   readonly #onUnreadable: (record: LogRecord, reason: string) => void
 
   constructor(
-    topics: { resources: string; status: string; controllers: string },
+    topics: { resources: string; status: string; controllers: string; placements?: string },
     onUnreadable: (record: LogRecord, reason: string) => void = () => undefined
   ) {
     this.#topics = topics
@@ -42,6 +45,10 @@ export class ResourceView {
         const { object } = value as { object: StoredObject }
         this.#resources.set(key, { bucket: record.partition, offset: record.offset, object })
       }
+      for (const listener of this.#listeners) listener(key)
+    } else if (record.topic === this.#topics.placements) {
+      if (value === undefined) this.#placements.delete(key)
+      else this.#placements.set(key, value as PlacementsRecord)
     } else if (record.topic === this.#topics.status) {
       if (value === undefined) this.#status.delete(key)
       else this.#status.set(key, (value as { status: unknown }).status)
@@ -49,6 +56,12 @@ export class ResourceView {
       if (value === undefined) this.#controllers.delete(key)
       else this.#controllers.set(key, value as ControllerRecord)
     }
+  }
+
+  /** Calls `listener` with the key of every resource created, changed or deleted from now on. */
+  onResource(listener: (key: string) => void): () => void {
+    this.#listeners.add(listener)
+    return () => this.#listeners.delete(listener)
   }
 
   get(key: string): StoredEntry | undefined {
@@ -84,7 +97,8 @@ export class ResourceView {
       bucket: slot.bucket,
       resourceVersion: slot.offset.toString(),
       object: { ...slot.object, metadata: { ...slot.object.metadata, resourceVersion: slot.offset.toString() } },
-      status: this.#status.get(key)
+      status: this.#status.get(key),
+      ...(this.#placements.has(key) ? { scheduling: this.#placements.get(key)! } : {})
     }
   }
 }

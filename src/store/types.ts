@@ -1,3 +1,5 @@
+import type { PlacementsRecord } from './records.ts'
+
 /** Metadata the store keeps for every resource; the server sets uid, generation and creationTimestamp. */
 export interface StoredMetadata {
   readonly name: string
@@ -25,6 +27,8 @@ export interface StoredEntry {
   readonly resourceVersion: string
   readonly object: StoredObject
   readonly status: unknown
+  /** Where the scheduler placed the source, when it has (the leader's `shoal.placements` record). */
+  readonly scheduling?: PlacementsRecord
 }
 
 /** What a writer asks the bucket owner to do. `expectedVersion` is a compare-and-set precondition. */

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { Ajv } from 'ajv'
-import { defaultConsumerGroup, kinds, schemas } from '../../src/api/index.ts'
+import { defaultConsumerGroup, sourceKinds, schemas } from '../../src/api/index.ts'
 
 describe('schemas', () => {
   it('has a frozen, JSON-serialisable schema for every kind', () => {
-    for (const kind of kinds) {
+    for (const kind of sourceKinds) {
       const schema = schemas[kind.kind]
       assert.ok(schema !== undefined, kind.kind)
       assert.ok(Object.isFrozen(schema))

@@ -10,7 +10,9 @@ import type { SourceResource } from '../../src/api/index.ts'
 
 const t0 = new Date('2025-03-01T10:00:00.123Z')
 const t1 = new Date('2025-03-01T10:05:00Z')
-const options = { serviceUrlTemplate: DEFAULT_SERVICE_URL_TEMPLATE, now: t0 }
+// The scheduler's observation: placed. Ready is the AND of SinkProvided and Scheduled.
+const scheduled = [{ type: 'Scheduled', status: 'True' as const }]
+const options = { serviceUrlTemplate: DEFAULT_SERVICE_URL_TEMPLATE, now: t0, observations: scheduled }
 
 function ping(sink: unknown, generation = 2): SourceResource {
   return validateResource({
@@ -29,6 +31,7 @@ describe('computeStatus', () => {
       sinkUri: 'http://display.ns.svc.cluster.local',
       conditions: [
         { type: 'Ready', status: 'True', lastTransitionTime: '2025-03-01T10:00:00Z' },
+        { type: 'Scheduled', status: 'True', lastTransitionTime: '2025-03-01T10:00:00Z' },
         { type: 'SinkProvided', status: 'True', lastTransitionTime: '2025-03-01T10:00:00Z' }
       ]
     })
@@ -47,7 +50,7 @@ describe('computeStatus', () => {
       serviceUrlTemplate: 'not a url {name}'
     })
     assert.equal(status.sinkUri, undefined)
-    const [ready, sink] = status.conditions
+    const [ready, , sink] = status.conditions
     assert.equal(sink?.status, 'False')
     assert.equal(sink?.reason, 'InvalidServiceUrlTemplate')
     assert.deepEqual(
@@ -62,28 +65,34 @@ describe('computeStatus', () => {
     const same = computeStatus(source, { ...options, now: t1, previous: first })
     assert.deepEqual(same.conditions, first.conditions)
     const broken = computeStatus(source, { ...options, now: t1, previous: first, serviceUrlTemplate: '{name}' })
-    for (const condition of broken.conditions) assert.equal(condition.lastTransitionTime, '2025-03-01T10:05:00Z')
+    for (const condition of broken.conditions.filter(c => c.type !== 'Scheduled')) {
+      assert.equal(condition.lastTransitionTime, '2025-03-01T10:05:00Z')
+    }
   })
 
   it('ANDs the observed dependencies into Ready, and keeps other observations as they are', () => {
     const source = ping({ uri: 'http://sink.example.com' })
     const deps = readyDependencies.PingSource
-    assert.deepEqual(deps, ['SinkProvided'])
+    assert.deepEqual(deps, ['SinkProvided', 'Scheduled'])
     const status = computeStatus(source, {
       ...options,
       observations: [
         { type: 'Scheduled', status: 'False', reason: 'NoCapacity', message: 'no schedule slots' },
+        { type: 'InitialOffsetsCommitted', status: 'False', reason: 'Later' },
         { type: 'Ready', status: 'True' }
       ]
     })
     assert.deepEqual(
-      status.conditions.map(c => [c.type, c.status]),
+      status.conditions.map(c => [c.type, c.status, c.reason]),
       [
-        ['Ready', 'True'],
-        ['Scheduled', 'False'],
-        ['SinkProvided', 'True']
+        ['InitialOffsetsCommitted', 'False', 'Later'],
+        ['Ready', 'False', 'NoCapacity'],
+        ['Scheduled', 'False', 'NoCapacity'],
+        ['SinkProvided', 'True', undefined]
       ]
     )
+    const unobserved = computeStatus(source, { ...options, observations: [] })
+    assert.equal(unobserved.conditions.find(c => c.type === 'Ready')?.status, 'Unknown')
   })
 
   it('uses observedGeneration 0 for a resource the server has not stamped', () => {

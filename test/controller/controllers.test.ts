@@ -78,9 +78,12 @@ describe('controllers on the Kafka log', () => {
     assert.equal(object.metadata.name, 'round-trip')
     assert.equal(object.metadata.generation, 1)
     assert.equal(object.status.sinkUri, 'http://127.0.0.1:9/sink')
-    assert.ok(
-      object.status.conditions.some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True')
-    )
+    const condition = (type: string) =>
+      object.status.conditions.find((c: { type: string; status: string }) => c.type === type)?.status
+    assert.equal(condition('SinkProvided'), 'True')
+    // No dispatcher runs in this test: not yet scheduled, so not Ready either.
+    assert.notEqual(condition('Scheduled'), 'True')
+    assert.notEqual(condition('Ready'), 'True')
 
     const table = await shoal(a.url, 'get', 'pingsources')
     assert.match(table.stdout, /^NAME\s+SINK\s+SCHEDULE/m)

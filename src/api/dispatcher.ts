@@ -1,0 +1,111 @@
+import { Ajv } from 'ajv'
+import { invalid } from '../errors/index.ts'
+import type { FieldError } from '../errors/index.ts'
+import { deepFreeze } from './freeze.ts'
+import { DispatcherKind, apiVersionOf } from './kinds.ts'
+import { checkDns1123Subdomain } from './names.ts'
+import type { ObjectMeta, SourceResource } from './types.ts'
+import { validateResource } from './validate.ts'
+
+/** The desired state of one dispatcher; its live state (zone, capacity, load) comes from its heartbeats. */
+export interface DispatcherResource {
+  readonly apiVersion: 'shoal.dev/v1alpha1'
+  readonly kind: 'Dispatcher'
+  readonly metadata: ObjectMeta
+  readonly spec: {
+    /** Cordoned: the scheduler places nothing new here and moves what runs here to other dispatchers. */
+    readonly unschedulable: boolean
+  }
+}
+
+const stringMap = { type: 'object', additionalProperties: { type: 'string' } }
+const serverSet = (type: string) => ({ type: [type, 'null'] })
+
+export const dispatcherSchema = deepFreeze({
+  type: 'object',
+  required: ['apiVersion', 'kind', 'metadata'],
+  additionalProperties: false,
+  properties: {
+    apiVersion: { type: 'string' },
+    kind: { type: 'string' },
+    metadata: {
+      type: 'object',
+      required: ['name'],
+      additionalProperties: false,
+      properties: {
+        name: { type: 'string', minLength: 1 },
+        labels: stringMap,
+        annotations: stringMap,
+        uid: serverSet('string'),
+        generation: serverSet('integer'),
+        resourceVersion: serverSet('string'),
+        creationTimestamp: serverSet('string')
+      }
+    },
+    spec: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { unschedulable: { type: 'boolean', description: 'Cordoned: nothing new is placed here.' } }
+    },
+    status: { type: 'object', description: 'Live state, set by the server; ignored in a manifest.' }
+  }
+})
+
+let validate: ReturnType<Ajv['compile']> | undefined
+
+/** Validates a Dispatcher manifest (cluster-wide: no namespace) and returns it defaulted and frozen. */
+export function validateDispatcher(input: Record<string, unknown>): DispatcherResource {
+  validate ??= new Ajv({ allErrors: true, strict: true, allowUnionTypes: true }).compile(dispatcherSchema)
+  const fields: FieldError[] = []
+  if (!validate(input)) {
+    for (const e of validate.errors ?? []) {
+      const base = e.instancePath.replace(/^\//, '').replaceAll('/', '.')
+      const extra =
+        e.keyword === 'additionalProperties'
+          ? String(e.params['additionalProperty'])
+          : e.keyword === 'required'
+            ? String(e.params['missingProperty'])
+            : ''
+      const path = [base, extra].filter(Boolean).join('.') || '(root)'
+      const message =
+        e.keyword === 'additionalProperties'
+          ? extra === 'namespace'
+            ? 'a Dispatcher is cluster-wide: it has no namespace'
+            : 'unknown field'
+          : e.keyword === 'required'
+            ? 'required'
+            : (e.message ?? 'invalid')
+      fields.push({ path, message })
+    }
+  }
+  const name = (input['metadata'] as { name?: unknown } | undefined)?.name
+  if (typeof name === 'string') {
+    const problem = checkDns1123Subdomain(name)
+    if (problem !== undefined) fields.push({ path: 'metadata.name', message: problem })
+  }
+  if (fields.length > 0) throw invalid(typeof name === 'string' ? `Dispatcher ${name}` : 'Dispatcher', fields)
+  const working = structuredClone(input) as { metadata: Record<string, unknown>; spec?: Record<string, unknown> }
+  delete (working as Record<string, unknown>)['status']
+  for (const key of ['uid', 'generation', 'resourceVersion', 'creationTimestamp']) {
+    if (working.metadata[key] === null) delete working.metadata[key]
+  }
+  working.metadata['namespace'] = ''
+  working.spec = { unschedulable: working.spec?.['unschedulable'] === true }
+  return deepFreeze(working) as unknown as DispatcherResource
+}
+
+/** Any object the API serves: a source, validated by validateResource, or a Dispatcher. */
+export type ShoalResource = SourceResource | DispatcherResource
+
+/** Validates any served object, dispatching on its kind. */
+export function validateObject(input: unknown): ShoalResource {
+  if (
+    typeof input === 'object' &&
+    input !== null &&
+    (input as { kind?: unknown }).kind === DispatcherKind.kind &&
+    (input as { apiVersion?: unknown }).apiVersion === apiVersionOf(DispatcherKind)
+  ) {
+    return validateDispatcher(input as Record<string, unknown>)
+  }
+  return validateResource(input)
+}

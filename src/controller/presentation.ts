@@ -1,0 +1,94 @@
+import { DispatcherKind, apiVersionOf, computeStatus } from '../api/index.ts'
+import type { ConditionObservation, KindInfo, SourceResource, SourceStatus } from '../api/index.ts'
+import type { PlacementsRecord, StoredEntry } from '../store/index.ts'
+
+/** A dispatcher as its heartbeats show it. */
+export interface LiveDispatcher {
+  readonly id: string
+  readonly zone: string
+  readonly node: string
+  readonly capacity: { readonly consumers: number; readonly schedules: number }
+  readonly used: { readonly consumers: number; readonly schedules: number }
+  readonly incarnation: number
+  /** Broker time of its last heartbeat, ISO-8601. */
+  readonly lastHeartbeat: string
+  readonly contractOffset: string
+}
+
+/** The Scheduled condition, as the scheduler leader's placements record says. */
+export function scheduledObservation(scheduling: PlacementsRecord | undefined, desired: number): ConditionObservation {
+  if (scheduling === undefined) {
+    return {
+      type: 'Scheduled',
+      status: 'Unknown',
+      reason: 'Scheduling',
+      message: 'waiting for the scheduler to place it'
+    }
+  }
+  if (scheduling.pending > 0) {
+    const total = scheduling.pending + scheduling.placements.reduce((n, p) => n + p.vreplicas, 0)
+    return {
+      type: 'Scheduled',
+      status: 'False',
+      reason: 'InsufficientCapacity',
+      message: `${scheduling.pending} of ${Math.max(total, desired)} vreplicas pending: ${scheduling.reason ?? 'no dispatcher can take them'}`
+    }
+  }
+  return { type: 'Scheduled', status: 'True' }
+}
+
+/**
+ * A source as the API shows it: its stored status with the scheduler's view merged in — the Scheduled
+ * condition (and so Ready) and `status.placements`, Knative's field — computed when read, so it is never
+ * staler than the placements record itself.
+ */
+export function presentSource(entry: StoredEntry, serviceUrlTemplate: string): unknown {
+  const resource = entry.object as unknown as SourceResource
+  const desired = resource.kind === 'KafkaSource' ? (resource.spec.consumers ?? 1) : 1
+  const stored = entry.status as SourceStatus | undefined
+  const status = computeStatus(resource, {
+    serviceUrlTemplate,
+    now: new Date(entry.scheduling?.since ?? entry.object.metadata.creationTimestamp),
+    previous: stored,
+    observations: [scheduledObservation(entry.scheduling, desired)]
+  })
+  const placements = entry.scheduling?.placements ?? []
+  return {
+    ...entry.object,
+    status: { ...status, ...(placements.length > 0 ? { placements } : {}) }
+  }
+}
+
+/** A Dispatcher: its desired state (cordoned), if stored, with its live state from heartbeats. */
+export function presentDispatcher(
+  name: string,
+  entry: StoredEntry | undefined,
+  live: LiveDispatcher | undefined
+): unknown {
+  const unschedulable = (entry?.object.spec as { unschedulable?: boolean } | undefined)?.unschedulable === true
+  const state = live === undefined ? 'Dead' : unschedulable ? 'Cordoned' : 'Ready'
+  return {
+    apiVersion: apiVersionOf(DispatcherKind),
+    kind: DispatcherKind.kind,
+    metadata: entry?.object.metadata ?? { name },
+    spec: { unschedulable },
+    status: {
+      state,
+      ...(live
+        ? {
+            zone: live.zone,
+            node: live.node,
+            capacity: live.capacity,
+            used: live.used,
+            incarnation: live.incarnation,
+            lastHeartbeat: live.lastHeartbeat,
+            contractOffset: live.contractOffset
+          }
+        : {})
+    }
+  }
+}
+
+export function isDispatcherKind(info: KindInfo): boolean {
+  return info.kind === DispatcherKind.kind
+}
