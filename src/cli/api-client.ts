@@ -47,6 +47,11 @@ export class ApiClient {
     return this.#call('DELETE', objectPath(info, namespace, name))
   }
 
+  /** POST of a JSON body to any path on the server (`/shoal/v1/rebalance`). */
+  postPath(path: string, body: unknown): Promise<ApiResult> {
+    return this.#call('POST', path, body)
+  }
+
   /** GET of any path on the server (`/openapi.json`, `/healthz`). */
   getPath(path: string): Promise<ApiResult> {
     return this.#call('GET', path)

@@ -21,11 +21,17 @@ Work with resources (like kubectl):
   describe    show one resource in detail
   delete      delete resources by name or by manifest
 
+Operate:
+  cordon      stop placing work on a dispatcher and move its work away ('uncordon' undoes it)
+  scale       change a KafkaSource's consumers
+  rebalance   show, and with --approve apply, the scheduler's rebalance proposal
+  dispatcher  run one data-plane process
+
 Other:
   version     print the client and server versions
   help        show this help, or a command's ('shoal help get')
 
-Resource types: kafkasources (ks), pingsources (ps), all.
+Resource types: kafkasources (ks), pingsources (ps), dispatchers (disp), all.
 Run 'shoal COMMAND --help' for a command's flags.
 `,
   apply: `Create or update resources from manifests (kubectl apply semantics: the last applier wins).
@@ -86,6 +92,38 @@ Usage: shoal version [--client] [-o json|yaml]
 Flags:
       --client                the client version only; no request
   -o, --output FORMAT         json | yaml
+${connection}
+`,
+  cordon: `Mark dispatchers unschedulable: nothing new is placed on them and what runs there moves elsewhere.
+The mark is a Dispatcher resource in the store, so it survives restarts.
+
+Usage: shoal cordon NAME...      (e.g. shoal cordon dispatcher-3)
+
+${connection}
+`,
+  uncordon: `Mark dispatchers schedulable again.
+
+Usage: shoal uncordon NAME...
+
+${connection}
+`,
+  scale: `Change how many consumers (vreplicas) a KafkaSource runs.
+
+Usage: shoal scale kafkasource NAME --consumers N [-n NAMESPACE]
+
+Flags:
+      --consumers N           the new spec.consumers (--replicas is accepted too)
+  -n, --namespace NS          the source's namespace (default: default)
+${connection}
+`,
+  rebalance: `Show the scheduler's rebalance proposal: the balancedness score (0-100) before and after, the
+moves, and the revision it was computed from. Nothing moves until it is approved.
+
+Usage: shoal rebalance [--approve [--revision R]]
+
+Flags:
+      --approve               apply the proposal
+      --revision R            apply only if the scheduler is still at revision R (default: the one just shown)
 ${connection}
 `
 } as const

@@ -8,6 +8,7 @@ import { runGet } from './get.ts'
 import { isHelpTopic, usage } from './help.ts'
 import { processIo } from './io.ts'
 import type { CliIo } from './io.ts'
+import { runCordon, runRebalance, runScale } from './operate.ts'
 import { runUp } from './up.ts'
 import { clientVersion, runVersion } from './version.ts'
 
@@ -18,7 +19,11 @@ const resourceCommands: Readonly<Record<string, ResourceCommand>> = {
   get: runGet,
   describe: runDescribe,
   delete: runDelete,
-  version: runVersion
+  version: runVersion,
+  cordon: (args, io) => runCordon(args, io, true),
+  uncordon: (args, io) => runCordon(args, io, false),
+  scale: runScale,
+  rebalance: runRebalance
 }
 
 /** Flags that take a value and may come before the command (`shoal -n team-a get ks`). */

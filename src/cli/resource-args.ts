@@ -45,7 +45,7 @@ export function parseResourceArgs(args: readonly string[], verb: string): Resour
   return requested.map(kind => ({ kind, names }))
 }
 
-function resolveKind(type: string, allowAll: boolean): KindInfo {
+export function resolveKind(type: string, allowAll: boolean): KindInfo {
   const kind = lookupKind(type)
   if (kind !== undefined) return kind
   if (type === 'all' && !allowAll) throw usageError(`"all" cannot be used in resource/name form`)
