@@ -1,6 +1,7 @@
 export { ResourceStore, DEFAULT_BUCKETS, storeTopics } from './resource-store.ts'
 export type { ResourceStoreOptions } from './resource-store.ts'
 export { storeNames, DEFAULT_PREFIX } from './names.ts'
+export type { Assignment } from './membership.ts'
 export type { StoreNames } from './names.ts'
 export { bucketOf } from './bucket-of.ts'
 export { BucketWriter, isFencing } from './bucket-writer.ts'

@@ -52,6 +52,7 @@ export class ResourceStore {
   readonly #writers = new Map<number, BucketWriter>()
   readonly #announcer: Producer
   #assignment: Assignment = { generation: -1, buckets: [] }
+  readonly #assignmentListeners = new Set<(assignment: Assignment) => void>()
   #closed = false
 
   private constructor(options: ResourceStoreOptions) {
@@ -153,6 +154,20 @@ export class ResourceStore {
     return this.#view.onResource(listener)
   }
 
+  /** One resource from this replica's copy, as of now (no barrier). */
+  peek(key: string): StoredEntry | undefined {
+    return this.#view.get(key)
+  }
+
+  /** Calls `listener` after every rebalance of the controllers' group, with this replica's new buckets. */
+  onAssignment(listener: (assignment: Assignment) => void): void {
+    this.#assignmentListeners.add(listener)
+  }
+
+  offAssignment(listener: (assignment: Assignment) => void): void {
+    this.#assignmentListeners.delete(listener)
+  }
+
   async get(key: string): Promise<StoredEntry | undefined> {
     const bucket = this.bucketOf(key)
     await this.#tailer.barrier(
@@ -222,6 +237,7 @@ export class ResourceStore {
       leader: owned.has(0),
       previous: previous.buckets
     })
+    for (const listener of this.#assignmentListeners) listener(assignment)
     void this.#announce({ kind: 'join', assignment }).catch(error =>
       log('warn', 'could not announce buckets', { error: String(error) })
     )
