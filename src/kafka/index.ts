@@ -12,3 +12,4 @@ export {
 export type { KafkaConnection } from './client-options.ts'
 export { ensureTopics } from './topics.ts'
 export type { TopicSpec } from './topics.ts'
+export { topicPartitions } from './topic-partitions.ts'

@@ -1,0 +1,174 @@
+import { parseArgs } from 'node:util'
+import { pino } from 'pino'
+import { isShoalError } from '../errors/index.ts'
+import { parseBootstrap } from '../kafka/index.ts'
+import { storeNames } from '../store/index.ts'
+import { DEFAULT_SCHEDULE_CAPACITY, DISPATCHER_ID, startDispatcher } from './dispatcher.ts'
+import type { DispatcherOptions } from './dispatcher.ts'
+import type { DispatcherLog } from './log.ts'
+import { parseDurationFlag } from './duration-flag.ts'
+import { dispatcherDefaultsFromEnv } from './env-defaults.ts'
+import { DEFAULT_LIVENESS_TIMEOUT_MS, checkLivenessTimeout } from './liveness.ts'
+
+const usage = `usage: shoal dispatcher --kafka HOST:PORT[,HOST:PORT…] --id dispatcher-N --zone Z --node X --capacity C
+                        [--schedule-capacity ${DEFAULT_SCHEDULE_CAPACITY}] [--prefix shoal] [--liveness-timeout ${DEFAULT_LIVENESS_TIMEOUT_MS / 1000}s] [--buckets 16]
+defaults from the environment: --kafka KAFKA_BOOTSTRAP_SERVERS, --id from POD_NAME or HOSTNAME ending in -N,
+--zone SHOAL_ZONE, --node NODE_NAME`
+
+/** A wrong argument: the one line `shoal dispatcher` prints before exiting 2. */
+class UsageProblem extends Error {}
+
+/**
+ * `shoal dispatcher`: one data-plane process, until SIGINT or SIGTERM (exit 0, leaving at once), or until a
+ * newer process with the same id appears (exit 1).
+ */
+export async function runDispatcherCommand(argv: readonly string[]): Promise<number> {
+  let options: Omit<DispatcherOptions, 'log' | 'signal'> | 'help'
+  try {
+    options = parseDispatcherArgs(argv, process.env)
+  } catch (error) {
+    if (!(error instanceof UsageProblem)) throw error
+    process.stderr.write(`shoal dispatcher: ${error.message}\n`)
+    return 2
+  }
+  if (options === 'help') {
+    process.stdout.write(`${usage}\n`)
+    return 0
+  }
+  const logger = pino(
+    {
+      name: 'shoal-dispatcher',
+      level: process.env['SHOAL_LOG_LEVEL'] ?? 'info',
+      base: { pid: process.pid, id: options.id }
+    },
+    pino.destination(2)
+  )
+  const log: DispatcherLog = (level, message, fields) => logger[level](fields ?? {}, message)
+  const interrupted = new AbortController()
+  const onSignal = () => interrupted.abort()
+  process.once('SIGINT', onSignal)
+  process.once('SIGTERM', onSignal)
+  try {
+    const dispatcher = await startDispatcher({ ...options, log, signal: interrupted.signal })
+    process.stdout.write(`Shoal dispatcher ${dispatcher.id} (zone ${dispatcher.zone}, node ${dispatcher.node}) up\n`)
+    const signalled = new Promise<'signal'>(resolve => {
+      if (interrupted.signal.aborted) resolve('signal')
+      interrupted.signal.addEventListener('abort', () => resolve('signal'), { once: true })
+    })
+    const outcome = await Promise.race([signalled, dispatcher.stopped])
+    await dispatcher.close()
+    if (outcome !== 'signal' && outcome.kind === 'superseded') {
+      process.stderr.write(
+        `shoal dispatcher: another process started as ${dispatcher.id} (incarnation ${outcome.by} > ${outcome.incarnation}); stopped\n`
+      )
+      return 1
+    }
+    return 0
+  } catch (error) {
+    if (interrupted.signal.aborted) return 0
+    process.stderr.write(
+      `shoal dispatcher: ${isShoalError(error) ? error.message : String((error as Error).message ?? error)}\n`
+    )
+    return 1
+  } finally {
+    process.off('SIGINT', onSignal)
+    process.off('SIGTERM', onSignal)
+  }
+}
+
+/** The options the flags and environment give, or `help`; throws a UsageProblem naming the wrong argument. */
+export function parseDispatcherArgs(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>
+): Omit<DispatcherOptions, 'log' | 'signal'> | 'help' {
+  let values
+  try {
+    ;({ values } = parseArgs({
+      args: [...argv],
+      options: {
+        kafka: { type: 'string' },
+        id: { type: 'string' },
+        zone: { type: 'string' },
+        node: { type: 'string' },
+        capacity: { type: 'string' },
+        'schedule-capacity': { type: 'string' },
+        prefix: { type: 'string' },
+        'liveness-timeout': { type: 'string' },
+        buckets: { type: 'string' },
+        help: { type: 'boolean', short: 'h' }
+      },
+      strict: true,
+      allowPositionals: false
+    }))
+  } catch (error) {
+    throw new UsageProblem((error as Error).message)
+  }
+  if (values.help) return 'help'
+  const defaults = dispatcherDefaultsFromEnv(env)
+  const kafka = values.kafka ?? env['KAFKA_BOOTSTRAP_SERVERS']
+  if (kafka === undefined) throw new UsageProblem('--kafka is required (or set KAFKA_BOOTSTRAP_SERVERS)')
+  let brokers: string[]
+  try {
+    brokers = parseBootstrap(kafka)
+  } catch (error) {
+    throw new UsageProblem(`--kafka: ${(error as Error).message}`)
+  }
+  const id = values.id ?? defaults.id
+  if (id === undefined) throw new UsageProblem('--id is required (or run in a pod whose name ends in -<ordinal>)')
+  if (!DISPATCHER_ID.test(id)) {
+    throw new UsageProblem(`--id "${id}" must be lower-case letters, digits and '-', at most 63, like dispatcher-3`)
+  }
+  const zone = values.zone ?? defaults.zone
+  if (zone === undefined || zone === '') throw new UsageProblem('--zone is required (or set SHOAL_ZONE)')
+  const node = values.node ?? defaults.node
+  if (node === undefined || node === '') throw new UsageProblem('--node is required (or set NODE_NAME)')
+  if (values.capacity === undefined)
+    throw new UsageProblem('--capacity is required: how many consumers it runs at most')
+  const capacity = count('--capacity', values.capacity, 0)
+  const scheduleCapacity =
+    values['schedule-capacity'] === undefined ? undefined : count('--schedule-capacity', values['schedule-capacity'], 0)
+  const buckets = values.buckets === undefined ? undefined : count('--buckets', values.buckets, 1)
+  if (buckets !== undefined && buckets > 1000) {
+    throw new UsageProblem(`--buckets must be an integer from 1 to 1000, not "${values.buckets}"`)
+  }
+  if (values.prefix !== undefined) {
+    try {
+      storeNames(values.prefix)
+    } catch (error) {
+      throw new UsageProblem(`--prefix: ${(error as Error).message}`)
+    }
+  }
+  let livenessTimeoutMs: number | undefined
+  if (values['liveness-timeout'] !== undefined) {
+    livenessTimeoutMs = parseDurationFlag(values['liveness-timeout'])
+    if (livenessTimeoutMs === undefined) {
+      throw new UsageProblem(
+        `--liveness-timeout must be a duration like 10s or 500ms, not "${values['liveness-timeout']}"`
+      )
+    }
+    try {
+      checkLivenessTimeout(livenessTimeoutMs)
+    } catch (error) {
+      throw new UsageProblem(`--liveness-timeout: ${(error as Error).message}`)
+    }
+  }
+  return {
+    brokers,
+    id,
+    zone,
+    node,
+    capacity,
+    ...(scheduleCapacity === undefined ? {} : { scheduleCapacity }),
+    ...(values.prefix === undefined ? {} : { prefix: values.prefix }),
+    ...(buckets === undefined ? {} : { buckets }),
+    ...(livenessTimeoutMs === undefined ? {} : { livenessTimeoutMs })
+  }
+}
+
+function count(flag: string, text: string, min: number): number {
+  const value = Number(text)
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < min) {
+    throw new UsageProblem(`${flag} must be an integer >= ${min}, not "${text}"`)
+  }
+  return value
+}

@@ -1,0 +1,416 @@
+import { EventEmitter } from 'node:events'
+import { ErrorCodes, ShoalError } from '../errors/index.ts'
+import { LogTailer, ensureTopics, topicPartitions } from '../kafka/index.ts'
+import type { KafkaConnection, LogRecord } from '../kafka/index.ts'
+import { DEFAULT_BUCKETS, decodeValue, ordinalOf, storeNames, storeTopics } from '../store/index.ts'
+import type { ContractRecord, MemberRecord, StoreNames } from '../store/index.ts'
+import { contractPartitionOf } from './contract-partition.ts'
+import { ContractState } from './contract-state.ts'
+import { Heartbeater } from './heartbeater.ts'
+import { nextIncarnation } from './incarnation.ts'
+import type { DispatcherLog } from './log.ts'
+import { DEFAULT_LIVENESS_TIMEOUT_MS, checkLivenessTimeout, fenceAfterOf, heartbeatIntervalOf } from './liveness.ts'
+import { checkMemberRecord } from './record-shapes.ts'
+
+/** Schedule slots a dispatcher offers when not told: cron entries are light (one timer structure for all). */
+export const DEFAULT_SCHEDULE_CAPACITY = 1000
+
+export interface DispatcherOptions {
+  readonly brokers: readonly string[]
+  /** Stable identity, `dispatcher-<ordinal>`; a DNS label (no `/`). */
+  readonly id: string
+  readonly zone: string
+  readonly node: string
+  /** Consumer slots: how many KafkaSource vreplicas (consumer-group members) it runs at most. */
+  readonly capacity: number
+  /** Schedule slots: how many PingSource schedules it runs at most (default 1000). */
+  readonly scheduleCapacity?: number
+  readonly prefix?: string
+  /** Partitions of the bucketed topics, used only if this process is the first and creates them (default 16). */
+  readonly buckets?: number
+  /** The dispatcher liveness timeout (default 10 s): heartbeats every fifth of it, self-fencing after half. */
+  readonly livenessTimeoutMs?: number
+  readonly log?: DispatcherLog
+  /** Abandons a start still waiting for Kafka. */
+  readonly signal?: AbortSignal
+}
+
+/** A contract as it changed: the whole map, the partition offset read through, and whether it runs. */
+export interface ContractChange {
+  /** Source key (`Kind/namespace/name`) → this dispatcher's placement of it. */
+  readonly contract: ReadonlyMap<string, ContractRecord>
+  readonly contractOffset: bigint
+  readonly running: boolean
+}
+
+/** Why a dispatcher stopped for good. */
+export type DispatcherStop =
+  { readonly kind: 'closed' } | { readonly kind: 'superseded'; readonly incarnation: number; readonly by: number }
+
+export interface DispatcherEvents {
+  /** The contract changed (a placement came, changed or went). */
+  contract: [ContractChange]
+  /** No heartbeat got through for half the liveness timeout: its consumers and schedules must stop. */
+  fenced: []
+  /** Heartbeats get through again and the contract is read up to date: run it again. */
+  unfenced: []
+  /** A newer process with the same id heartbeats: this one has stopped for good. */
+  superseded: [{ readonly incarnation: number; readonly by: number }]
+}
+
+/** A dispatcher following its membership and its contract. */
+export interface RunningDispatcher extends EventEmitter<DispatcherEvents> {
+  readonly id: string
+  readonly zone: string
+  readonly node: string
+  readonly ordinal: number
+  /** This start's incarnation: higher than any earlier start's of the same id. */
+  readonly incarnation: number
+  /** The current contract, source key → placement (held while fenced). */
+  readonly contract: ReadonlyMap<string, ContractRecord>
+  /** The highest offset of its contracts partition applied; -1 before any. */
+  readonly contractOffset: bigint
+  /** Whether its contract may run now: not fenced, not stopped. */
+  readonly running: boolean
+  readonly fenced: boolean
+  /** Resolves once it has stopped for good: closed, or superseded by a newer process with the same id. */
+  readonly stopped: Promise<DispatcherStop>
+  /**
+   * Stops heartbeating and following. By default a tombstone heartbeat makes controllers drop it at once;
+   * `{ leave: false }` goes silently, as a crash would (controllers drop it after the liveness timeout).
+   */
+  close(options?: { readonly leave?: boolean }): Promise<void>
+}
+
+/**
+ * Starts a dispatcher: creates the store's topics if nobody did, picks an incarnation above every earlier
+ * start's, reads its contract from the start of its partition, and resolves once a first heartbeat was
+ * acknowledged. It then heartbeats, follows its contract, fences itself when cut off, and stops for good when
+ * a newer process with its id appears.
+ */
+export async function startDispatcher(options: DispatcherOptions): Promise<RunningDispatcher> {
+  const dispatcher = new Dispatcher(options)
+  try {
+    await dispatcher.start()
+  } catch (error) {
+    await dispatcher.close({ leave: false })
+    const stop = await dispatcher.stopped
+    if (stop.kind === 'superseded') {
+      throw new ShoalError(
+        ErrorCodes.FENCED,
+        `another process started as ${options.id} (incarnation ${stop.by} > ${stop.incarnation})`,
+        { cause: error }
+      )
+    }
+    throw error
+  }
+  return dispatcher
+}
+
+/** A dispatcher id is a DNS label, like the StatefulSet pod names it comes from; never a `/` (contract keys). */
+export const DISPATCHER_ID = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/
+
+function checkOptions(options: DispatcherOptions): void {
+  const problems: string[] = []
+  if (!DISPATCHER_ID.test(options.id)) {
+    problems.push(`id "${options.id}" must be a DNS label: lower-case letters, digits and '-', at most 63`)
+  }
+  if (options.zone.length === 0) problems.push('zone must not be empty')
+  if (options.node.length === 0) problems.push('node must not be empty')
+  if (!Number.isSafeInteger(options.capacity) || options.capacity < 0) {
+    problems.push(`capacity must be an integer >= 0, not ${options.capacity}`)
+  }
+  const schedules = options.scheduleCapacity ?? DEFAULT_SCHEDULE_CAPACITY
+  if (!Number.isSafeInteger(schedules) || schedules < 0) {
+    problems.push(`schedule capacity must be an integer >= 0, not ${schedules}`)
+  }
+  try {
+    checkLivenessTimeout(options.livenessTimeoutMs ?? DEFAULT_LIVENESS_TIMEOUT_MS)
+  } catch (error) {
+    problems.push((error as Error).message)
+  }
+  if (options.brokers.length === 0) problems.push('no broker address given')
+  if (problems.length > 0) throw new ShoalError(ErrorCodes.USAGE, problems.join('; '))
+}
+
+class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispatcher {
+  readonly id: string
+  readonly zone: string
+  readonly node: string
+  readonly ordinal: number
+  readonly stopped: Promise<DispatcherStop>
+  readonly #options: DispatcherOptions
+  readonly #names: StoreNames
+  readonly #connection: KafkaConnection
+  readonly #livenessTimeoutMs: number
+  readonly #log: DispatcherLog
+  readonly #state: ContractState
+  readonly #startedAt = new Date().toISOString()
+  readonly #members: LogTailer
+  readonly #contracts: LogTailer
+  readonly #heartbeater: Heartbeater
+  readonly #closing = new AbortController()
+  #resolveStopped: (stop: DispatcherStop) => void = () => undefined
+  #incarnation = 0
+  #highestSeen: number | undefined
+  #contractPartition: number | undefined
+  #snapshot: ReadonlyMap<string, ContractRecord> | undefined
+  #emitQueued = false
+  #started = false
+  #fenced = false
+  #unfencing = false
+  #stop: DispatcherStop | undefined
+  #closed: Promise<void> | undefined
+
+  constructor(options: DispatcherOptions) {
+    super()
+    checkOptions(options)
+    this.#options = options
+    this.id = options.id
+    this.zone = options.zone
+    this.node = options.node
+    this.ordinal = ordinalOf(options.id)
+    this.#names = storeNames(options.prefix)
+    this.#connection = { brokers: options.brokers, clientId: `shoal-${options.id}` }
+    this.#livenessTimeoutMs = options.livenessTimeoutMs ?? DEFAULT_LIVENESS_TIMEOUT_MS
+    this.#log = options.log ?? (() => undefined)
+    this.#state = new ContractState(options.id)
+    this.stopped = new Promise(resolve => (this.#resolveStopped = resolve))
+    this.#members = new LogTailer({
+      connection: { ...this.#connection, clientId: `${this.#connection.clientId}-members` },
+      topics: [this.#names.membersTopic],
+      onRecord: record => this.#onMemberRecord(record),
+      onError: error => this.#log('warn', 'reading the members topic failed; retrying', { error: String(error) })
+    })
+    this.#contracts = new LogTailer({
+      connection: { ...this.#connection, clientId: `${this.#connection.clientId}-contracts` },
+      topics: [this.#names.contractsTopic],
+      onRecord: record => this.#onContractRecord(record),
+      onError: error => this.#log('warn', 'reading the contracts topic failed; retrying', { error: String(error) })
+    })
+    this.#heartbeater = new Heartbeater({
+      connection: this.#connection,
+      topic: this.#names.membersTopic,
+      id: this.id,
+      intervalMs: heartbeatIntervalOf(this.#livenessTimeoutMs),
+      fenceAfterMs: fenceAfterOf(this.#livenessTimeoutMs),
+      record: () => this.#heartbeat()
+    })
+    this.#heartbeater.on('stale', () => this.#fence())
+    this.#heartbeater.on('fresh', () => void this.#unfence())
+    this.#heartbeater.on('missed', error =>
+      this.#log(this.#fenced ? 'warn' : 'info', 'heartbeat not acknowledged', { error: String(error) })
+    )
+  }
+
+  get incarnation(): number {
+    return this.#incarnation
+  }
+
+  get contract(): ReadonlyMap<string, ContractRecord> {
+    this.#snapshot ??= new Map(this.#state.entries)
+    return this.#snapshot
+  }
+
+  get contractOffset(): bigint {
+    return this.#state.offset
+  }
+
+  get running(): boolean {
+    return this.#started && !this.#fenced && this.#stop === undefined
+  }
+
+  get fenced(): boolean {
+    return this.#fenced
+  }
+
+  async start(): Promise<void> {
+    const signal = AbortSignal.any([this.#closing.signal, ...(this.#options.signal ? [this.#options.signal] : [])])
+    await this.#ensureTopics()
+    signal.throwIfAborted()
+    // Read every heartbeat so far: the next incarnation is above the highest this id ever had.
+    await this.#members.start()
+    await this.#members.barrier([{ topic: this.#names.membersTopic }])
+    this.#incarnation = nextIncarnation(this.#highestSeen, Date.now())
+    signal.throwIfAborted()
+    await this.#contracts.start()
+    await this.#contracts.barrier([{ topic: this.#names.contractsTopic, partitions: [this.#partition()] }])
+    signal.throwIfAborted()
+    const intervalMs = heartbeatIntervalOf(this.#livenessTimeoutMs)
+    while (!(await this.#heartbeater.beat())) {
+      signal.throwIfAborted()
+      await delay(intervalMs, signal)
+      signal.throwIfAborted()
+    }
+    this.#started = true
+    this.#heartbeater.start()
+    this.#log('info', 'dispatcher up', {
+      id: this.id,
+      incarnation: this.#incarnation,
+      contractPartition: this.#partition(),
+      placements: this.#state.entries.size
+    })
+  }
+
+  close(options: { readonly leave?: boolean } = {}): Promise<void> {
+    this.#closed ??= this.#close(options.leave ?? true)
+    return this.#closed
+  }
+
+  async #close(leave: boolean): Promise<void> {
+    const stop = this.#stop ?? { kind: 'closed' }
+    this.#stop = stop
+    this.#closing.abort()
+    await this.#heartbeater.stop()
+    // A superseded process must not leave: the tombstone would carry the id the newer process uses.
+    if (leave && this.#started && stop.kind === 'closed') {
+      if (!(await this.#heartbeater.leave(this.#incarnation))) {
+        this.#log('warn', 'the leaving heartbeat was not acknowledged; controllers will time this dispatcher out')
+      }
+    }
+    await Promise.all([this.#heartbeater.close(), this.#members.close(), this.#contracts.close()])
+    this.#resolveStopped(stop)
+  }
+
+  async #ensureTopics(): Promise<void> {
+    const all = storeTopics(this.#names, this.#options.buckets ?? DEFAULT_BUCKETS)
+    const existing = await topicPartitions(
+      this.#connection,
+      all.map(spec => spec.name)
+    )
+    const needed = [this.#names.membersTopic, this.#names.contractsTopic]
+    if (needed.every(name => existing.has(name))) return
+    // Take the bucket count whoever created the other topics chose, so the installation stays consistent.
+    const buckets = [this.#names.resourcesTopic, this.#names.statusTopic, this.#names.placementsTopic]
+      .map(name => existing.get(name))
+      .find(count => count !== undefined)
+    const specs = buckets === undefined ? all : storeTopics(this.#names, buckets)
+    await ensureTopics(
+      this.#connection,
+      specs.filter(spec => !existing.has(spec.name))
+    )
+  }
+
+  #partition(): number {
+    this.#contractPartition ??= contractPartitionOf(this.id, this.#contracts.partitionCount(this.#names.contractsTopic))
+    return this.#contractPartition
+  }
+
+  #heartbeat(): MemberRecord {
+    return {
+      id: this.id,
+      incarnation: this.#incarnation,
+      ordinal: this.ordinal,
+      zone: this.zone,
+      node: this.node,
+      capacity: {
+        consumers: this.#options.capacity,
+        schedules: this.#options.scheduleCapacity ?? DEFAULT_SCHEDULE_CAPACITY
+      },
+      used: this.#state.used(),
+      contractOffset: String(this.#state.offset),
+      startedAt: this.#startedAt
+    }
+  }
+
+  #onMemberRecord(record: LogRecord): void {
+    if (record.key?.toString() !== this.id) return
+    const decoded = decodeValue(record.value, record.headers)
+    if (decoded.kind !== 'value') return
+    const checked = checkMemberRecord(decoded.value)
+    if (checked.kind !== 'ok') return
+    const incarnation = checked.record.incarnation
+    if (this.#incarnation === 0) {
+      if (this.#highestSeen === undefined || incarnation > this.#highestSeen) this.#highestSeen = incarnation
+    } else if (incarnation > this.#incarnation) {
+      void this.#supersede(incarnation)
+    }
+  }
+
+  async #supersede(by: number): Promise<void> {
+    if (this.#stop !== undefined) return
+    this.#stop = { kind: 'superseded', incarnation: this.#incarnation, by }
+    this.#log('error', `another process started as ${this.id} (incarnation ${by} > ${this.#incarnation}); stopping`, {
+      incarnation: this.#incarnation,
+      by
+    })
+    this.emit('superseded', { incarnation: this.#incarnation, by })
+    await this.close({ leave: false })
+  }
+
+  #onContractRecord(record: LogRecord): void {
+    if (record.partition !== this.#partition() || record.key === null) return
+    const decoded = decodeValue(record.value, record.headers)
+    if (decoded.kind === 'unreadable') {
+      this.#log('warn', 'skipping an unreadable contract record', {
+        offset: String(record.offset),
+        reason: decoded.reason
+      })
+      return
+    }
+    const result = this.#state.apply({
+      offset: record.offset,
+      key: record.key.toString(),
+      value: decoded.kind === 'tombstone' ? 'tombstone' : decoded.value
+    })
+    if (result.kind === 'skipped') {
+      this.#log('warn', 'skipping a contract record', { offset: String(record.offset), reason: result.reason })
+    } else if (result.kind === 'changed') {
+      this.#snapshot = undefined
+      // One event per fetch, not per record: the tailer applies a fetch's records in one go.
+      if (!this.#emitQueued) {
+        this.#emitQueued = true
+        queueMicrotask(() => {
+          this.#emitQueued = false
+          this.emit('contract', { contract: this.contract, contractOffset: this.#state.offset, running: this.running })
+        })
+      }
+    }
+  }
+
+  #fence(): void {
+    if (!this.#started || this.#fenced || this.#stop !== undefined) return
+    this.#fenced = true
+    this.#log('warn', 'no heartbeat acknowledged for half the liveness timeout: fenced, contract stopped', {
+      livenessTimeoutMs: this.#livenessTimeoutMs
+    })
+    this.emit('fenced')
+  }
+
+  /**
+   * Heartbeats get through again. Before running the contract again, read it up to date: while this
+   * dispatcher was cut off, a leader may have declared it dead and moved its placements away.
+   */
+  async #unfence(): Promise<void> {
+    if (!this.#fenced || this.#unfencing) return
+    this.#unfencing = true
+    try {
+      const intervalMs = heartbeatIntervalOf(this.#livenessTimeoutMs)
+      while (this.#fenced && this.#stop === undefined && !this.#heartbeater.stale) {
+        try {
+          await this.#contracts.barrier([{ topic: this.#names.contractsTopic, partitions: [this.#partition()] }])
+          break
+        } catch (error) {
+          this.#log('warn', 'reading the contract up to date failed; retrying', { error: String(error) })
+          await delay(intervalMs, this.#closing.signal)
+        }
+      }
+      if (!this.#fenced || this.#stop !== undefined || this.#heartbeater.stale) return
+      this.#fenced = false
+      this.#log('info', 'heartbeats acknowledged again: unfenced, contract running', {
+        placements: this.#state.entries.size
+      })
+      this.emit('unfenced')
+    } finally {
+      this.#unfencing = false
+    }
+  }
+}
+
+function delay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise(resolve => {
+    if (signal.aborted) return resolve()
+    const timer = setTimeout(resolve, ms)
+    signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true })
+  })
+}

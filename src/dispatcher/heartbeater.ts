@@ -1,0 +1,169 @@
+import { EventEmitter } from 'node:events'
+import { performance } from 'node:perf_hooks'
+import { Producer } from '@platformatic/kafka'
+import type { KafkaConnection } from '../kafka/index.ts'
+import { encodeValue, schemaHeaders } from '../store/index.ts'
+import type { MemberRecord } from '../store/index.ts'
+import { INCARNATION_HEADER } from './incarnation.ts'
+
+export interface HeartbeaterOptions {
+  readonly connection: KafkaConnection
+  readonly topic: string
+  readonly id: string
+  readonly intervalMs: number
+  /** No heartbeat sent within this long acknowledged → `stale`. */
+  readonly fenceAfterMs: number
+  /** The heartbeat to send, built when it is sent. */
+  readonly record: () => MemberRecord
+  readonly clock?: () => number
+}
+
+const LEADER_ACK = 1
+
+/**
+ * Sends a dispatcher's heartbeats to `<prefix>.members` and says when they stop getting through. Leader
+ * acknowledgement only, one attempt each, a deadline of one interval: a lost heartbeat is harmless (the next
+ * one follows), a stalled one is not — it would hide that the dispatcher is cut off. Staleness is measured
+ * from the *sending* of the newest acknowledged heartbeat, which is no later than its append time, the time
+ * controllers count the liveness timeout from.
+ */
+export class Heartbeater extends EventEmitter<{ stale: []; fresh: []; missed: [unknown] }> {
+  readonly #options: HeartbeaterOptions
+  readonly #clock: () => number
+  #producer: Producer
+  #failures = 0
+  #inFlight: Promise<boolean> | undefined
+  #lastAckedSentAt: number | undefined
+  #stale = false
+  #timer: NodeJS.Timeout | undefined
+  #watchdog: NodeJS.Timeout | undefined
+
+  constructor(options: HeartbeaterOptions) {
+    super()
+    this.#options = options
+    this.#clock = options.clock ?? (() => performance.now())
+    this.#producer = this.#newProducer()
+  }
+
+  /** True once no heartbeat sent within the fence time has been acknowledged. */
+  get stale(): boolean {
+    return this.#stale
+  }
+
+  /** Local monotonic time at which the newest acknowledged heartbeat was sent. */
+  get lastAckedSentAt(): number | undefined {
+    return this.#lastAckedSentAt
+  }
+
+  /** Heartbeats every interval from now on, and watches for them to stop getting through. */
+  start(): void {
+    if (this.#timer !== undefined) return
+    this.#timer = setInterval(() => void this.beat(), this.#options.intervalMs)
+    const watchEvery = Math.max(20, Math.min(250, Math.round(this.#options.fenceAfterMs / 10)))
+    this.#watchdog = setInterval(() => this.#check(), watchEvery)
+  }
+
+  /** Sends one heartbeat now (or joins the one in flight); true if the leader acknowledged it. */
+  beat(): Promise<boolean> {
+    this.#inFlight ??= this.#send().finally(() => (this.#inFlight = undefined))
+    return this.#inFlight
+  }
+
+  /** Stops sending and waits for the heartbeat in flight. */
+  async stop(): Promise<void> {
+    clearInterval(this.#timer)
+    clearInterval(this.#watchdog)
+    this.#timer = undefined
+    this.#watchdog = undefined
+    await this.#inFlight
+  }
+
+  /**
+   * The leaving record: a tombstone, so controllers drop the dispatcher at once rather than after the liveness
+   * timeout. Its header names the incarnation, so it cannot remove a newer process with the same id.
+   */
+  async leave(incarnation: number): Promise<boolean> {
+    const headers = schemaHeaders()
+    headers.set(Buffer.from(INCARNATION_HEADER), Buffer.from(String(incarnation)))
+    return this.#produce(null, headers)
+  }
+
+  async close(): Promise<void> {
+    await this.stop()
+    await this.#producer.close(true).catch(() => undefined)
+  }
+
+  async #send(): Promise<boolean> {
+    const sentAt = this.#clock()
+    const acked = await this.#produce(encodeValue(this.#options.record()), schemaHeaders())
+    if (acked && (this.#lastAckedSentAt === undefined || sentAt > this.#lastAckedSentAt)) {
+      this.#lastAckedSentAt = sentAt
+      this.#check()
+    }
+    return acked
+  }
+
+  async #produce(value: Buffer | null, headers: Map<Buffer, Buffer>): Promise<boolean> {
+    const producer = this.#producer
+    let timer: NodeJS.Timeout | undefined
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`no acknowledgement within ${this.#options.intervalMs} ms`)),
+        this.#options.intervalMs
+      )
+    })
+    try {
+      await Promise.race([
+        producer.send({
+          // A null value is a tombstone; the client types every value as a Buffer but writes null as such.
+          messages: [
+            {
+              topic: this.#options.topic,
+              partition: 0,
+              key: Buffer.from(this.#options.id),
+              value: value as Buffer,
+              headers
+            }
+          ],
+          // The client ignores the constructor's acks unless idempotent: give it on every send.
+          acks: LEADER_ACK
+        }),
+        deadline
+      ])
+      this.#failures = 0
+      return true
+    } catch (error) {
+      this.emit('missed', error)
+      // A connection can be left half-open by a network cut; after two misses start over with a fresh client.
+      if (++this.#failures >= 2 && producer === this.#producer) {
+        this.#failures = 0
+        this.#producer = this.#newProducer()
+        void producer.close(true).catch(() => undefined)
+      }
+      return false
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  #check(): void {
+    const last = this.#lastAckedSentAt
+    const stale = last === undefined || this.#clock() - last > this.#options.fenceAfterMs
+    if (stale === this.#stale) return
+    this.#stale = stale
+    this.emit(stale ? 'stale' : 'fresh')
+  }
+
+  #newProducer(): Producer {
+    const timeout = this.#options.intervalMs
+    return new Producer({
+      clientId: `${this.#options.connection.clientId}-heartbeat`,
+      bootstrapBrokers: [...this.#options.connection.brokers],
+      acks: LEADER_ACK,
+      retries: 0,
+      timeout,
+      requestTimeout: timeout,
+      connectTimeout: timeout
+    })
+  }
+}

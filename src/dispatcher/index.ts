@@ -1,0 +1,30 @@
+export { runDispatcherCommand, parseDispatcherArgs } from './dispatcher-command.ts'
+export { DEFAULT_SCHEDULE_CAPACITY, DISPATCHER_ID, startDispatcher } from './dispatcher.ts'
+export type {
+  ContractChange,
+  DispatcherEvents,
+  DispatcherOptions,
+  DispatcherStop,
+  RunningDispatcher
+} from './dispatcher.ts'
+export type { DispatcherLog } from './log.ts'
+export { contractPartitionOf } from './contract-partition.ts'
+export { ContractState } from './contract-state.ts'
+export type { ContractApply, ContractEntry } from './contract-state.ts'
+export { dispatcherDefaultsFromEnv } from './env-defaults.ts'
+export type { DispatcherEnvDefaults } from './env-defaults.ts'
+export { parseDurationFlag } from './duration-flag.ts'
+export { INCARNATION_HEADER, nextIncarnation } from './incarnation.ts'
+export {
+  DEFAULT_LIVENESS_TIMEOUT_MS,
+  MAX_LIVENESS_TIMEOUT_MS,
+  MIN_LIVENESS_TIMEOUT_MS,
+  fenceAfterOf,
+  heartbeatIntervalOf
+} from './liveness.ts'
+export { MembersView } from './members-view.ts'
+export type { MemberApply, MemberState, MemberStatus, MemberUpdate, MembersViewOptions } from './members-view.ts'
+export { MembersFollower } from './members-follower.ts'
+export type { MembersFollowerOptions } from './members-follower.ts'
+export { checkContractRecord, checkMemberRecord } from './record-shapes.ts'
+export type { Checked } from './record-shapes.ts'

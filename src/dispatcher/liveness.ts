@@ -1,0 +1,39 @@
+/**
+ * The timings that follow from the dispatcher liveness timeout (DESIGN §4, "Liveness"). One number decides
+ * them all, so a dispatcher and the controllers judging it can never disagree about their ratios.
+ */
+
+/** Default dispatcher liveness timeout: at least twice a Kafka broker failover, or every broker kill looks like every dispatcher dying. */
+export const DEFAULT_LIVENESS_TIMEOUT_MS = 10_000
+
+/** Shortest liveness timeout accepted: below it heartbeats (a fifth of it) would be a load, not a signal. */
+export const MIN_LIVENESS_TIMEOUT_MS = 1_000
+
+/** Longest liveness timeout accepted. */
+export const MAX_LIVENESS_TIMEOUT_MS = 600_000
+
+/** A heartbeat every fifth of the liveness timeout: four may be lost before a dispatcher is declared dead. */
+export function heartbeatIntervalOf(livenessTimeoutMs: number): number {
+  return Math.round(livenessTimeoutMs / 5)
+}
+
+/**
+ * A dispatcher stops its consumers and schedules when no heartbeat sent in the last half liveness timeout was
+ * acknowledged: well before a controller may declare it dead and give its work to another dispatcher.
+ */
+export function fenceAfterOf(livenessTimeoutMs: number): number {
+  return Math.round(livenessTimeoutMs / 2)
+}
+
+/** Throws unless the timeout is an integer number of milliseconds in the accepted range. */
+export function checkLivenessTimeout(livenessTimeoutMs: number): void {
+  if (
+    !Number.isInteger(livenessTimeoutMs) ||
+    livenessTimeoutMs < MIN_LIVENESS_TIMEOUT_MS ||
+    livenessTimeoutMs > MAX_LIVENESS_TIMEOUT_MS
+  ) {
+    throw new RangeError(
+      `the liveness timeout must be from ${MIN_LIVENESS_TIMEOUT_MS / 1000} s to ${MAX_LIVENESS_TIMEOUT_MS / 1000} s, not ${livenessTimeoutMs} ms`
+    )
+  }
+}

@@ -1,0 +1,33 @@
+import { Admin } from '@platformatic/kafka'
+import type { KafkaConnection } from './client-options.ts'
+
+/**
+ * The partition count of each of the named topics that exists (a missing topic is absent from the map).
+ * For processes that create topics only when nobody did before them, and must otherwise take the partition
+ * counts the creator chose.
+ */
+export async function topicPartitions(
+  connection: KafkaConnection,
+  topics: readonly string[]
+): Promise<Map<string, number>> {
+  const admin = new Admin({
+    clientId: `${connection.clientId}-admin`,
+    bootstrapBrokers: [...connection.brokers],
+    retries: 5,
+    retryDelay: 300
+  })
+  try {
+    const existing = new Set(await admin.listTopics())
+    const present = topics.filter(t => existing.has(t))
+    const counts = new Map<string, number>()
+    if (present.length === 0) return counts
+    const metadata = await admin.metadata({ topics: present, forceUpdate: true })
+    for (const topic of present) {
+      const count = metadata.topics.get(topic)?.partitionsCount
+      if (count !== undefined) counts.set(topic, count)
+    }
+    return counts
+  } finally {
+    await admin.close()
+  }
+}
