@@ -1,4 +1,5 @@
 import { runControllerCommand } from '../controller/index.ts'
+import { runDispatcherCommand } from '../dispatcher/index.ts'
 import { ErrorCodes, isShoalError } from '../errors/index.ts'
 import { runKafkaCommand } from '../kafka/index.ts'
 import { runApply } from './apply.ts'
@@ -38,6 +39,8 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
       return runControllerCommand(rest)
     case 'kafka':
       return runKafkaCommand(rest)
+    case 'dispatcher':
+      return runDispatcherCommand(rest)
     case 'up':
       return runUp(rest)
     case undefined:
@@ -70,7 +73,7 @@ function help(topic: string | undefined, io: CliIo): number {
     io.stdout.write(usage[topic])
     return 0
   }
-  if (topic === 'controller' || topic === 'kafka' || topic === 'up') {
+  if (topic === 'controller' || topic === 'kafka' || topic === 'up' || topic === 'dispatcher') {
     io.stdout.write(`Run 'shoal ${topic} --help' for its flags.\n`)
     return 0
   }
