@@ -25,6 +25,7 @@ export interface LogTailerOptions {
 }
 
 // Record batch attribute bits (Kafka protocol, RecordBatch.attributes).
+const LOG_APPEND_TIME = 0x08
 const TRANSACTIONAL = 0x10
 const CONTROL = 0x20
 
@@ -237,6 +238,7 @@ export class LogTailer {
       attributes: number
       producerId: bigint
       firstTimestamp: bigint
+      maxTimestamp: bigint
       records: ReadonlyArray<{
         offsetDelta: number
         timestampDelta: bigint
@@ -271,7 +273,12 @@ export class LogTailer {
             topic,
             partition,
             offset,
-            timestamp: batch.firstTimestamp + record.timestampDelta,
+            // On a LogAppendTime topic the broker's append time is the batch's maxTimestamp; the records'
+            // own timestamps are the producer's clock.
+            timestamp:
+              (batch.attributes & LOG_APPEND_TIME) !== 0
+                ? batch.maxTimestamp
+                : batch.firstTimestamp + record.timestampDelta,
             key: record.key,
             value: record.value,
             headers

@@ -120,49 +120,41 @@ describe('dispatcher membership', () => {
     assert.equal(follower.view.member('dispatcher-2')?.state, 'alive')
   })
 
-  it(
-    "judges a heartbeat by the broker's append time, not the sender's clock",
-    {
-      todo:
-        'LogTailer reports a record batch first timestamp (the producer clock), not its maxTimestamp, which the broker ' +
-        'sets to the append time on a LogAppendTime topic (attributes bit 0x08)'
-    },
-    async () => {
-      const prefix = uniquePrefix('skew')
-      const honest = await testDispatcher(prefix, 'dispatcher-0')
-      cleanup.push(() => honest.close())
-      const follower = await testFollower(prefix)
-      cleanup.push(() => follower.close())
-      await eventually(async () => (follower.view.isReady() ? true : undefined), 30_000, 'the view ready')
-      // A dispatcher whose clock is a minute behind: its heartbeat is as fresh as anyone's.
-      const producer = new Producer({ clientId: `skewed-${prefix}`, bootstrapBrokers: brokers().split(',') })
-      cleanup.push(() => producer.close())
-      const record = {
-        id: 'dispatcher-9',
-        incarnation: 1,
-        ordinal: 9,
-        zone: 'zone-a',
-        node: 'node-1',
-        capacity: { consumers: 1, schedules: 1 },
-        used: { consumers: 0, schedules: 0 },
-        contractOffset: '-1',
-        startedAt: new Date().toISOString()
-      }
-      await producer.send({
-        messages: [
-          {
-            topic: storeNames(prefix).membersTopic,
-            partition: 0,
-            key: Buffer.from('dispatcher-9'),
-            value: encodeValue(record),
-            headers: schemaHeaders(),
-            timestamp: BigInt(Date.now() - 60_000)
-          }
-        ],
-        acks: 1
-      })
-      await follower.barrier()
-      assert.equal(follower.view.member('dispatcher-9')?.state, 'alive')
+  it("judges a heartbeat by the broker's append time, not the sender's clock", async () => {
+    const prefix = uniquePrefix('skew')
+    const honest = await testDispatcher(prefix, 'dispatcher-0')
+    cleanup.push(() => honest.close())
+    const follower = await testFollower(prefix)
+    cleanup.push(() => follower.close())
+    await eventually(async () => (follower.view.isReady() ? true : undefined), 30_000, 'the view ready')
+    // A dispatcher whose clock is a minute behind: its heartbeat is as fresh as anyone's.
+    const producer = new Producer({ clientId: `skewed-${prefix}`, bootstrapBrokers: brokers().split(',') })
+    cleanup.push(() => producer.close())
+    const record = {
+      id: 'dispatcher-9',
+      incarnation: 1,
+      ordinal: 9,
+      zone: 'zone-a',
+      node: 'node-1',
+      capacity: { consumers: 1, schedules: 1 },
+      used: { consumers: 0, schedules: 0 },
+      contractOffset: '-1',
+      startedAt: new Date().toISOString()
     }
-  )
+    await producer.send({
+      messages: [
+        {
+          topic: storeNames(prefix).membersTopic,
+          partition: 0,
+          key: Buffer.from('dispatcher-9'),
+          value: encodeValue(record),
+          headers: schemaHeaders(),
+          timestamp: BigInt(Date.now() - 60_000)
+        }
+      ],
+      acks: 1
+    })
+    await follower.barrier()
+    assert.equal(follower.view.member('dispatcher-9')?.state, 'alive')
+  })
 })
