@@ -18,6 +18,8 @@ export const ErrorCodes = {
   FENCED: 'SHOAL_FENCED',
   /** A command-line argument or configuration value is wrong. */
   USAGE: 'SHOAL_USAGE',
+  /** A configuration file (the scheduler's plugins and weights) is unreadable or invalid; `fields` says where. */
+  CONFIG: 'SHOAL_CONFIG',
   /** Java is missing or older than Kafka needs. */
   JAVA: 'SHOAL_JAVA',
   /** Kafka's jars could not be resolved or downloaded. */

@@ -1,0 +1,480 @@
+import type { Candidate, Level, PlacementContext, RemovalCandidate, RemovalContext } from './plugin.ts'
+import type { ResolvedPlugins } from './resolve-plugins.ts'
+import { NONE } from './topology.ts'
+import type { Topology } from './topology.ts'
+import type { VPod } from './types.ts'
+import type { VPodState } from './vpod-state.ts'
+
+/** placeOne found no zone with a free slot of the source's kind. */
+export const NO_CAPACITY = -1
+/** placeOne found free slots, but the filters refused them all. */
+export const FILTERED = -2
+
+/** Limits where placeOne may put a vreplica (rebalancing, availability moves). */
+export interface Restriction {
+  readonly zone?: (z: number) => boolean
+  readonly node?: (n: number) => boolean
+}
+
+const ZONE = 0
+const NODE = 1
+const DISPATCHER = 2
+const LEVEL_NAMES: readonly Level[] = ['zone', 'node', 'dispatcher']
+
+const NO_VPOD: VPod = Object.freeze({ key: '', slot: 'consumer', vreplicas: 0 })
+
+class MutableCandidate implements Candidate {
+  level: Level = 'zone'
+  name = ''
+  zone = ''
+  free = 0
+  capacity = 0
+  placed = 0
+  lowestOrdinal = 0
+  /** The zone, node or slot number. */
+  ref = 0
+}
+
+class MutableContext implements PlacementContext {
+  vpod: VPod = NO_VPOD
+  level: Level = 'zone'
+  placed = 0
+  minPlaced = 0
+  maxPlaced = 0
+  maxOrdinal = 0
+  candidates = 0
+}
+
+class MutableRemovalCandidate implements RemovalCandidate {
+  id = ''
+  ordinal = 0
+  zone = ''
+  node = ''
+  placed = 0
+  placedInNode = 0
+  placedInZone = 0
+}
+
+class MutableRemovalContext implements RemovalContext {
+  vpod: VPod = NO_VPOD
+  placed = 0
+  maxOnDispatcher = 0
+  maxInNode = 0
+  maxInZone = 0
+  maxOrdinal = 0
+}
+
+/**
+ * Places and removes one source's vreplicas. A vreplica descends zone → node → dispatcher; at each level the
+ * plugins see the children that already hold some of the source, plus two representatives of those that hold
+ * none (the one with the lowest free ordinal and the one with the most free slots), so a placement costs
+ * O(zones + nodes in a zone + dispatchers on a node) cheap reads and a handful of plugin calls.
+ *
+ * `load(v)` fills per-zone, per-node and per-dispatcher counts of the source in scratch arrays; `unload(v)`
+ * clears them. placeOne and chooseRemoval need the source loaded; add and remove keep the counts in step.
+ */
+export class Placer {
+  readonly #topo: Topology
+  readonly #plugins: ResolvedPlugins
+  #zoneCount = new Int32Array(0)
+  #nodeCount = new Int32Array(0)
+  #slotCount = new Int32Array(0)
+  #zoneMark = new Int32Array(0)
+  #nodeMark = new Int32Array(0)
+  #mark = 0
+  #loaded: VPodState | undefined = undefined
+  #placed = 0
+  #distinctZones = 0
+  readonly #candidates: MutableCandidate[][] = [[], [], []]
+  readonly #passing: number[] = []
+  readonly #context = new MutableContext()
+  readonly #removal = new MutableRemovalCandidate()
+  readonly #removalContext = new MutableRemovalContext()
+  /** The filter that refused last, for pending reasons. */
+  refusedBy: string | undefined = undefined
+
+  constructor(topo: Topology, plugins: ResolvedPlugins) {
+    this.#topo = topo
+    this.#plugins = plugins
+  }
+
+  get placed(): number {
+    return this.#placed
+  }
+
+  /** Zones that hold some of the loaded source's vreplicas. */
+  get distinctZones(): number {
+    return this.#distinctZones
+  }
+
+  zoneCount(z: number): number {
+    return this.#zoneCount[z]!
+  }
+
+  nodeCount(n: number): number {
+    return this.#nodeCount[n]!
+  }
+
+  slotCount(s: number): number {
+    return this.#slotCount[s]!
+  }
+
+  /** The zone holding all of the loaded source's vreplicas, when there is exactly one. */
+  soleZone(): number {
+    if (this.#distinctZones !== 1) return NONE
+    for (let z = 0; z < this.#zoneCount.length; z++) if (this.#zoneCount[z]! > 0) return z
+    return NONE
+  }
+
+  load(v: VPodState): void {
+    const topo = this.#topo
+    if (this.#zoneCount.length < topo.zoneNames.length) {
+      this.#zoneCount = new Int32Array(topo.zoneNames.length * 2)
+      this.#zoneMark = new Int32Array(topo.zoneNames.length * 2)
+    }
+    if (this.#nodeCount.length < topo.nodeNames.length) {
+      this.#nodeCount = new Int32Array(topo.nodeNames.length * 2)
+      this.#nodeMark = new Int32Array(topo.nodeNames.length * 2)
+    }
+    if (this.#slotCount.length < topo.slotCount) this.#slotCount = new Int32Array(topo.slotCount * 2 + 16)
+    this.#loaded = v
+    this.#placed = 0
+    this.#distinctZones = 0
+    for (let i = 0; i < v.slots.length; i++) this.#count(v.slots[i]!, v.counts[i]!)
+  }
+
+  unload(v: VPodState): void {
+    const topo = this.#topo
+    for (const s of v.slots) {
+      this.#slotCount[s] = 0
+      const z = topo.zoneOf[s]!
+      if (z !== NONE) {
+        this.#zoneCount[z] = 0
+        this.#nodeCount[topo.nodeOf[s]!] = 0
+      }
+    }
+    this.#loaded = undefined
+    this.#placed = 0
+    this.#distinctZones = 0
+  }
+
+  #count(s: number, c: number): void {
+    this.#slotCount[s]! += c
+    this.#placed += c
+    const z = this.#topo.zoneOf[s]!
+    if (z === NONE) return
+    const before = this.#zoneCount[z]!
+    this.#zoneCount[z] = before + c
+    if (before === 0 && c > 0) this.#distinctZones++
+    else if (before + c === 0 && c < 0) this.#distinctZones--
+    this.#nodeCount[this.#topo.nodeOf[s]!]! += c
+  }
+
+  /** Puts c more of the source's vreplicas on slot s. */
+  add(v: VPodState, s: number, c: number): void {
+    const topo = this.#topo
+    const slots = v.slots
+    let i = slots.indexOf(s)
+    if (i >= 0) {
+      v.counts[i]! += c
+    } else {
+      const ordinal = topo.ordinal[s]!
+      i = slots.length
+      while (i > 0) {
+        const o = topo.ordinal[slots[i - 1]!]!
+        if (o < ordinal || (o === ordinal && slots[i - 1]! < s)) break
+        i--
+      }
+      slots.splice(i, 0, s)
+      v.counts.splice(i, 0, c)
+    }
+    v.placed += c
+    topo.addUsed(v.kind, s, c)
+    if (this.#loaded === v) this.#count(s, c)
+  }
+
+  /** Takes c of the source's vreplicas off slot s (at most as many as are there). */
+  remove(v: VPodState, s: number, c: number): void {
+    const i = v.slots.indexOf(s)
+    if (i < 0) return
+    const have = v.counts[i]!
+    const take = Math.min(have, c)
+    if (take === have) {
+      v.slots.splice(i, 1)
+      v.counts.splice(i, 1)
+    } else {
+      v.counts[i] = have - take
+    }
+    v.placed -= take
+    this.#topo.addUsed(v.kind, s, -take)
+    if (this.#loaded === v) this.#count(s, -take)
+  }
+
+  /**
+   * Chooses a dispatcher for one more vreplica of the loaded source: a slot number, NO_CAPACITY or FILTERED.
+   * Unless restricted, a source whose vreplicas all sit in one zone goes to another zone when one has room.
+   */
+  placeOne(v: VPodState, restrict?: Restriction): number {
+    const topo = this.#topo
+    const k = v.kind
+    const zoneFree = topo.zoneFree[k]
+    const zoneCap = topo.zoneCap[k]
+    const zones = topo.zoneNames
+    const cands = this.#candidates[ZONE]!
+    if (this.#mark >= 0x3fffffff) {
+      this.#mark = 0
+      this.#zoneMark.fill(0)
+      this.#nodeMark.fill(0)
+    }
+    const mark = ++this.#mark
+    const excluded = this.#zoneMark
+    const context = this.#context
+    context.vpod = v.vpod
+    context.placed = this.#placed
+    context.maxOrdinal = topo.maxOrdinal
+    this.refusedBy = undefined
+    let floorZone = this.#placed >= 1 ? this.soleZone() : NONE
+    let anyFree = false
+    for (;;) {
+      let n = 0
+      let floorCandidate = -1
+      for (let z = 0; z < zones.length; z++) {
+        if (zoneFree[z]! <= 0 || excluded[z] === mark) continue
+        if (restrict?.zone !== undefined && !restrict.zone(z)) continue
+        if (z === floorZone) floorCandidate = n
+        const c = (cands[n] ??= new MutableCandidate())
+        c.level = 'zone'
+        c.ref = z
+        c.name = zones[z]!
+        c.zone = c.name
+        c.free = zoneFree[z]!
+        c.capacity = zoneCap[z]!
+        c.placed = this.#zoneCount[z]!
+        c.lowestOrdinal = topo.lowestFreeInZone(k, z)
+        n++
+      }
+      if (n === 0) return anyFree ? FILTERED : NO_CAPACITY
+      anyFree = true
+      // The availability floor: a second zone for a source that sits in one, when another zone has room.
+      if (floorCandidate >= 0 && n > 1) {
+        const moved = cands[floorCandidate]!
+        cands[floorCandidate] = cands[n - 1]!
+        cands[n - 1] = moved
+        n--
+      }
+      const i = this.#choose(ZONE, n)
+      if (i < 0) {
+        if (floorZone !== NONE) {
+          floorZone = NONE
+          continue
+        }
+        return FILTERED
+      }
+      const z = cands[i]!.ref
+      const s = this.#placeInZone(v, z, restrict, mark)
+      if (s >= 0) return s
+      excluded[z] = mark
+    }
+  }
+
+  #placeInZone(v: VPodState, z: number, restrict: Restriction | undefined, mark: number): number {
+    const topo = this.#topo
+    const k = v.kind
+    const nodeFree = topo.nodeFree[k]
+    const nodeCap = topo.nodeCap[k]
+    const nodes = topo.zoneNodes[z]!
+    const zone = topo.zoneNames[z]!
+    const counts = this.#nodeCount
+    const excluded = this.#nodeMark
+    const cands = this.#candidates[NODE]!
+    for (;;) {
+      // Of the nodes holding none of the source, only the lowest free ordinal and the most free are offered.
+      let byOrdinal = NONE
+      let lowest = Number.POSITIVE_INFINITY
+      let byFree = NONE
+      let most = 0
+      for (const n of nodes) {
+        if (nodeFree[n]! <= 0 || counts[n]! > 0 || excluded[n] === mark) continue
+        if (restrict?.node !== undefined && !restrict.node(n)) continue
+        const o = topo.lowestFreeInNode(k, n)
+        if (o < lowest) {
+          lowest = o
+          byOrdinal = n
+        }
+        if (nodeFree[n]! > most) {
+          most = nodeFree[n]!
+          byFree = n
+        }
+      }
+      let count = 0
+      for (const n of nodes) {
+        if (nodeFree[n]! <= 0 || excluded[n] === mark) continue
+        if (counts[n]! === 0 && n !== byOrdinal && n !== byFree) continue
+        if (counts[n]! > 0 && restrict?.node !== undefined && !restrict.node(n)) continue
+        const c = (cands[count++] ??= new MutableCandidate())
+        c.level = 'node'
+        c.ref = n
+        c.name = topo.nodeNames[n]!
+        c.zone = zone
+        c.free = nodeFree[n]!
+        c.capacity = nodeCap[n]!
+        c.placed = counts[n]!
+        c.lowestOrdinal = topo.lowestFreeInNode(k, n)
+      }
+      if (count === 0) return NONE
+      const i = this.#choose(NODE, count)
+      if (i < 0) return NONE
+      const n = cands[i]!.ref
+      const s = this.#placeInNode(v, n, zone)
+      if (s >= 0) return s
+      excluded[n] = mark
+    }
+  }
+
+  #placeInNode(v: VPodState, n: number, zone: string): number {
+    const topo = this.#topo
+    const k = v.kind
+    const cap = topo.cap[k]
+    const used = topo.used[k]
+    const slots = topo.nodeSlots[n]!
+    const counts = this.#slotCount
+    let byOrdinal = NONE
+    let byFree = NONE
+    let most = 0
+    for (const s of slots) {
+      const free = cap[s]! - used[s]!
+      if (free <= 0 || counts[s]! > 0) continue
+      if (byOrdinal === NONE) byOrdinal = s
+      if (free > most) {
+        most = free
+        byFree = s
+      }
+    }
+    const cands = this.#candidates[DISPATCHER]!
+    let count = 0
+    for (const s of slots) {
+      const free = cap[s]! - used[s]!
+      if (free <= 0) continue
+      if (counts[s]! === 0 && s !== byOrdinal && s !== byFree) continue
+      const c = (cands[count++] ??= new MutableCandidate())
+      c.level = 'dispatcher'
+      c.ref = s
+      c.name = topo.ids[s]!
+      c.zone = zone
+      c.free = free
+      c.capacity = cap[s]!
+      c.placed = counts[s]!
+      c.lowestOrdinal = topo.ordinal[s]!
+    }
+    if (count === 0) return NONE
+    const i = this.#choose(DISPATCHER, count)
+    return i < 0 ? NONE : cands[i]!.ref
+  }
+
+  /** Filters, then scores, the first n candidates of a level; the index of the winner, or -1. */
+  #choose(level: number, n: number): number {
+    const cands = this.#candidates[level]!
+    const context = this.#context
+    let min = Number.POSITIVE_INFINITY
+    let max = 0
+    for (let i = 0; i < n; i++) {
+      const p = cands[i]!.placed
+      if (p < min) min = p
+      if (p > max) max = p
+    }
+    context.level = LEVEL_NAMES[level]!
+    context.minPlaced = min
+    context.maxPlaced = max
+    context.candidates = n
+    const filters = this.#plugins.filters[level as 0 | 1 | 2]
+    const passing = this.#passing
+    let m = 0
+    for (let i = 0; i < n; i++) {
+      const c = cands[i]!
+      let ok = true
+      for (const f of filters) {
+        if (!f.plugin.filter(c, context, f.args)) {
+          ok = false
+          this.refusedBy = f.plugin.name
+          break
+        }
+      }
+      if (ok) passing[m++] = i
+    }
+    if (m <= 1) return m === 0 ? -1 : passing[0]!
+    const scores = this.#plugins.scores[level as 0 | 1 | 2]
+    if (scores.length === 0) return passing[0]!
+    let best = -1
+    let bestScore = Number.NEGATIVE_INFINITY
+    for (let j = 0; j < m; j++) {
+      const i = passing[j]!
+      const c = cands[i]!
+      let score = 0
+      for (const s of scores) score += s.weight * s.plugin.score(c, context, s.args)
+      if (score > bestScore) {
+        bestScore = score
+        best = i
+      }
+    }
+    return best
+  }
+
+  /**
+   * Chooses the dispatcher to take one vreplica of the loaded source off, by the removal plugins (ties go to the
+   * highest ordinal). Never leaves two or more vreplicas all in one zone when another choice exists.
+   */
+  chooseRemoval(v: VPodState, allow?: (s: number) => boolean): number {
+    const topo = this.#topo
+    const slots = v.slots
+    let maxOnDispatcher = 0
+    let maxInNode = 0
+    let maxInZone = 0
+    for (let i = 0; i < slots.length; i++) {
+      const s = slots[i]!
+      maxOnDispatcher = Math.max(maxOnDispatcher, v.counts[i]!)
+      const z = topo.zoneOf[s]!
+      if (z === NONE) continue
+      maxInZone = Math.max(maxInZone, this.#zoneCount[z]!)
+      maxInNode = Math.max(maxInNode, this.#nodeCount[topo.nodeOf[s]!]!)
+    }
+    const context = this.#removalContext
+    context.vpod = v.vpod
+    context.placed = this.#placed
+    context.maxOnDispatcher = maxOnDispatcher
+    context.maxInNode = maxInNode
+    context.maxInZone = maxInZone
+    context.maxOrdinal = topo.maxOrdinal
+    const guardFloor = this.#distinctZones === 2 && this.#placed - 1 >= 2
+    const removals = this.#plugins.removals
+    const c = this.#removal
+    let best = NONE
+    let bestScore = Number.NEGATIVE_INFINITY
+    let fallback = NONE
+    let fallbackScore = Number.NEGATIVE_INFINITY
+    for (let i = 0; i < slots.length; i++) {
+      const s = slots[i]!
+      if (allow !== undefined && !allow(s)) continue
+      const z = topo.zoneOf[s]!
+      const node = topo.nodeOf[s]!
+      c.id = topo.ids[s]!
+      c.ordinal = topo.ordinal[s]!
+      c.zone = z === NONE ? '' : topo.zoneNames[z]!
+      c.node = node === NONE ? '' : topo.nodeNames[node]!
+      c.placed = v.counts[i]!
+      c.placedInNode = node === NONE ? c.placed : this.#nodeCount[node]!
+      c.placedInZone = z === NONE ? c.placed : this.#zoneCount[z]!
+      let score = 0
+      for (const r of removals) score += r.weight * r.plugin.score(c, context, r.args)
+      if (guardFloor && z !== NONE && this.#zoneCount[z] === 1) {
+        if (score >= fallbackScore) {
+          fallbackScore = score
+          fallback = s
+        }
+      } else if (score >= bestScore) {
+        bestScore = score
+        best = s
+      }
+    }
+    return best !== NONE ? best : fallback
+  }
+}
