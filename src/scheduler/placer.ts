@@ -46,29 +46,30 @@ class MutableContext implements PlacementContext {
 }
 
 class MutableRemovalCandidate implements RemovalCandidate {
-  id = ''
-  ordinal = 0
+  level: Level = 'zone'
+  name = ''
   zone = ''
-  node = ''
   placed = 0
-  placedInNode = 0
-  placedInZone = 0
+  highestOrdinal = 0
+  ref = 0
 }
 
 class MutableRemovalContext implements RemovalContext {
   vpod: VPod = NO_VPOD
+  level: Level = 'zone'
   placed = 0
-  maxOnDispatcher = 0
-  maxInNode = 0
-  maxInZone = 0
+  minPlaced = 0
+  maxPlaced = 0
   maxOrdinal = 0
+  candidates = 0
 }
 
 /**
  * Places and removes one source's vreplicas. A vreplica descends zone → node → dispatcher; at each level the
  * plugins see the children that already hold some of the source, plus two representatives of those that hold
  * none (the one with the lowest free ordinal and the one with the most free slots), so a placement costs
- * O(zones + nodes in a zone + dispatchers on a node) cheap reads and a handful of plugin calls.
+ * O(zones + nodes in a zone + dispatchers on a node) cheap reads and a handful of plugin calls. Removal descends
+ * the same way, over the zones, nodes and dispatchers holding the source.
  *
  * `load(v)` fills per-zone, per-node and per-dispatcher counts of the source in scratch arrays; `unload(v)`
  * clears them. placeOne and chooseRemoval need the source loaded; add and remove keep the counts in step.
@@ -86,9 +87,11 @@ export class Placer {
   #placed = 0
   #distinctZones = 0
   readonly #candidates: MutableCandidate[][] = [[], [], []]
+  readonly #removals: MutableRemovalCandidate[][] = [[], [], []]
+  #zoneIndex = new Int32Array(0)
+  #nodeIndex = new Int32Array(0)
   readonly #passing: number[] = []
   readonly #context = new MutableContext()
-  readonly #removal = new MutableRemovalCandidate()
   readonly #removalContext = new MutableRemovalContext()
   /** The filter that refused last, for pending reasons. */
   refusedBy: string | undefined = undefined
@@ -131,10 +134,12 @@ export class Placer {
     if (this.#zoneCount.length < topo.zoneNames.length) {
       this.#zoneCount = new Int32Array(topo.zoneNames.length * 2)
       this.#zoneMark = new Int32Array(topo.zoneNames.length * 2)
+      this.#zoneIndex = new Int32Array(topo.zoneNames.length * 2)
     }
     if (this.#nodeCount.length < topo.nodeNames.length) {
       this.#nodeCount = new Int32Array(topo.nodeNames.length * 2)
       this.#nodeMark = new Int32Array(topo.nodeNames.length * 2)
+      this.#nodeIndex = new Int32Array(topo.nodeNames.length * 2)
     }
     if (this.#slotCount.length < topo.slotCount) this.#slotCount = new Int32Array(topo.slotCount * 2 + 16)
     this.#loaded = v
@@ -420,61 +425,125 @@ export class Placer {
   }
 
   /**
-   * Chooses the dispatcher to take one vreplica of the loaded source off, by the removal plugins (ties go to the
-   * highest ordinal). Never leaves two or more vreplicas all in one zone when another choice exists.
+   * Chooses the dispatcher to take one vreplica of the loaded source off (among the allowed ones): a zone, then a
+   * node in it, then a dispatcher on it, each ranked by the removal plugins (ties go to the last, the higher
+   * ordinals). Never leaves two or more vreplicas all in one zone when another choice exists.
    */
   chooseRemoval(v: VPodState, allow?: (s: number) => boolean): number {
     const topo = this.#topo
     const slots = v.slots
-    let maxOnDispatcher = 0
-    let maxInNode = 0
-    let maxInZone = 0
-    for (let i = 0; i < slots.length; i++) {
-      const s = slots[i]!
-      maxOnDispatcher = Math.max(maxOnDispatcher, v.counts[i]!)
-      const z = topo.zoneOf[s]!
-      if (z === NONE) continue
-      maxInZone = Math.max(maxInZone, this.#zoneCount[z]!)
-      maxInNode = Math.max(maxInNode, this.#nodeCount[topo.nodeOf[s]!]!)
+    if (this.#mark >= 0x3fffffff) {
+      this.#mark = 0
+      this.#zoneMark.fill(0)
+      this.#nodeMark.fill(0)
     }
+    const mark = ++this.#mark
     const context = this.#removalContext
     context.vpod = v.vpod
     context.placed = this.#placed
-    context.maxOnDispatcher = maxOnDispatcher
-    context.maxInNode = maxInNode
-    context.maxInZone = maxInZone
     context.maxOrdinal = topo.maxOrdinal
-    const guardFloor = this.#distinctZones === 2 && this.#placed - 1 >= 2
-    const removals = this.#plugins.removals
-    const c = this.#removal
-    let best = NONE
-    let bestScore = Number.NEGATIVE_INFINITY
-    let fallback = NONE
-    let fallbackScore = Number.NEGATIVE_INFINITY
-    for (let i = 0; i < slots.length; i++) {
-      const s = slots[i]!
-      if (allow !== undefined && !allow(s)) continue
+
+    const zones = this.#removals[ZONE]!
+    let count = 0
+    for (const s of slots) {
       const z = topo.zoneOf[s]!
-      const node = topo.nodeOf[s]!
-      c.id = topo.ids[s]!
-      c.ordinal = topo.ordinal[s]!
-      c.zone = z === NONE ? '' : topo.zoneNames[z]!
-      c.node = node === NONE ? '' : topo.nodeNames[node]!
-      c.placed = v.counts[i]!
-      c.placedInNode = node === NONE ? c.placed : this.#nodeCount[node]!
-      c.placedInZone = z === NONE ? c.placed : this.#zoneCount[z]!
-      let score = 0
-      for (const r of removals) score += r.weight * r.plugin.score(c, context, r.args)
-      if (guardFloor && z !== NONE && this.#zoneCount[z] === 1) {
-        if (score >= fallbackScore) {
-          fallbackScore = score
-          fallback = s
-        }
-      } else if (score >= bestScore) {
-        bestScore = score
-        best = s
+      if (z === NONE || (allow !== undefined && !allow(s))) continue
+      if (this.#zoneMark[z] !== mark) {
+        this.#zoneMark[z] = mark
+        this.#zoneIndex[z] = count
+        const c = (zones[count++] ??= new MutableRemovalCandidate())
+        c.level = 'zone'
+        c.ref = z
+        c.name = topo.zoneNames[z]!
+        c.zone = c.name
+        c.placed = this.#zoneCount[z]!
+        c.highestOrdinal = topo.ordinal[s]!
+      } else {
+        const c = zones[this.#zoneIndex[z]!]!
+        c.highestOrdinal = Math.max(c.highestOrdinal, topo.ordinal[s]!)
       }
     }
-    return best !== NONE ? best : fallback
+    if (count === 0) return NONE
+    // The availability floor: never take the last vreplica out of the second of two zones.
+    if (this.#distinctZones === 2 && this.#placed - 1 >= 2 && count > 1) {
+      let kept = 0
+      for (let i = 0; i < count; i++) {
+        const c = zones[i]!
+        if (c.placed === 1) continue
+        zones[i] = zones[kept]!
+        zones[kept++] = c
+      }
+      if (kept > 0) count = kept
+    }
+    const z = zones[this.#chooseRemovalAt(ZONE, count)]!.ref
+    const zone = topo.zoneNames[z]!
+
+    const nodes = this.#removals[NODE]!
+    count = 0
+    for (const s of slots) {
+      const n = topo.nodeOf[s]!
+      if (topo.zoneOf[s] !== z || (allow !== undefined && !allow(s))) continue
+      if (this.#nodeMark[n] !== mark) {
+        this.#nodeMark[n] = mark
+        this.#nodeIndex[n] = count
+        const c = (nodes[count++] ??= new MutableRemovalCandidate())
+        c.level = 'node'
+        c.ref = n
+        c.name = topo.nodeNames[n]!
+        c.zone = zone
+        c.placed = this.#nodeCount[n]!
+        c.highestOrdinal = topo.ordinal[s]!
+      } else {
+        const c = nodes[this.#nodeIndex[n]!]!
+        c.highestOrdinal = Math.max(c.highestOrdinal, topo.ordinal[s]!)
+      }
+    }
+    const n = nodes[this.#chooseRemovalAt(NODE, count)]!.ref
+
+    const dispatchers = this.#removals[DISPATCHER]!
+    count = 0
+    for (let i = 0; i < slots.length; i++) {
+      const s = slots[i]!
+      if (topo.nodeOf[s] !== n || topo.zoneOf[s] !== z || (allow !== undefined && !allow(s))) continue
+      const c = (dispatchers[count++] ??= new MutableRemovalCandidate())
+      c.level = 'dispatcher'
+      c.ref = s
+      c.name = topo.ids[s]!
+      c.zone = zone
+      c.placed = v.counts[i]!
+      c.highestOrdinal = topo.ordinal[s]!
+    }
+    return dispatchers[this.#chooseRemovalAt(DISPATCHER, count)]!.ref
+  }
+
+  /** Scores the first n removal candidates of a level; the index of the winner (ties go to the last). */
+  #chooseRemovalAt(level: number, n: number): number {
+    if (n <= 1) return 0
+    const cands = this.#removals[level]!
+    const context = this.#removalContext
+    let min = Number.POSITIVE_INFINITY
+    let max = 0
+    for (let i = 0; i < n; i++) {
+      const p = cands[i]!.placed
+      if (p < min) min = p
+      if (p > max) max = p
+    }
+    context.level = LEVEL_NAMES[level]!
+    context.minPlaced = min
+    context.maxPlaced = max
+    context.candidates = n
+    const removals = this.#plugins.removals[level as 0 | 1 | 2]
+    let best = n - 1
+    let bestScore = Number.NEGATIVE_INFINITY
+    for (let i = 0; i < n; i++) {
+      const c = cands[i]!
+      let score = 0
+      for (const r of removals) score += r.weight * r.plugin.score(c, context, r.args)
+      if (score >= bestScore) {
+        bestScore = score
+        best = i
+      }
+    }
+    return best
   }
 }

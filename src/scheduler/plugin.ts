@@ -41,28 +41,33 @@ export interface PlacementContext {
   readonly candidates: number
 }
 
-/** One dispatcher a vreplica of the source could be removed from (scale-down). */
+/**
+ * A place one vreplica of the source could be removed from (scale-down), at one level of the removal descent:
+ * a zone holding some of the source, then a node in it, then a dispatcher on that node.
+ */
 export interface RemovalCandidate {
-  readonly id: string
-  readonly ordinal: number
+  readonly level: Level
+  /** The zone, node or dispatcher id. */
+  readonly name: string
+  /** The zone it lies in (its own name at the zone level). */
   readonly zone: string
-  readonly node: string
-  /** Vreplicas of this source on this dispatcher, on its node, and in its zone. */
+  /** Vreplicas of this source there (at least 1). */
   readonly placed: number
-  readonly placedInNode: number
-  readonly placedInZone: number
+  /** The highest ordinal of a dispatcher there holding some of the source (the dispatcher's own at that level). */
+  readonly highestOrdinal: number
 }
 
 /** What a removal plugin knows besides the candidate. */
 export interface RemovalContext {
   readonly vpod: VPod
+  readonly level: Level
   /** Vreplicas of the source placed now. */
   readonly placed: number
-  /** The most of its vreplicas on one dispatcher, node and zone. */
-  readonly maxOnDispatcher: number
-  readonly maxInNode: number
-  readonly maxInZone: number
+  /** Fewest and most of the source's vreplicas on any candidate at this level. */
+  readonly minPlaced: number
+  readonly maxPlaced: number
   readonly maxOrdinal: number
+  readonly candidates: number
 }
 
 /** A plugin's arguments: a JSON Schema (checked with ajv when a config is loaded) and their defaults. */
@@ -95,10 +100,12 @@ export interface ScorePlugin<Args = undefined> {
   score(candidate: Candidate, context: PlacementContext, args: Args): number
 }
 
-/** Ranks the dispatchers a source's vreplica could be removed from; the highest weighted sum goes first. */
+/** Ranks where a source's vreplica could be removed from; the highest weighted sum goes first. */
 export interface RemovalPlugin<Args = undefined> {
   readonly type: 'removal'
   readonly name: string
+  /** The levels it scores (all when absent). */
+  readonly levels?: readonly Level[]
   readonly args?: ArgsSpec<Args>
   /** A score in [0, 1], higher means remove from here first; multiplied by the plugin's weight. */
   score(candidate: RemovalCandidate, context: RemovalContext, args: Args): number

@@ -57,6 +57,7 @@ export function planRebalance(
       placer.unload(v)
     }
     balanceLoad(input, move, () => budget)
+    restoreAvailability(input, move)
     const scoreAfter = input.score()
     if (scoreAfter <= scoreBefore) return { scoreBefore, scoreAfter: scoreBefore, moves: [] }
     return { scoreBefore, scoreAfter, moves: netMoves(topo, steps) }
@@ -109,6 +110,33 @@ function spreadNodes(topo: Topology, placer: Placer, v: VPodState, move: MoveFn,
     const from = placer.chooseRemoval(v, s => overNode(s) && (crossZone || topo.zoneOf[s] === zoneTo))
     if (from === NONE) return
     move(v, from, to)
+  }
+}
+
+/**
+ * Moves may free slots in a zone that a source sitting all in another zone could use: move one of its vreplicas
+ * there, as a pass would, so an applied proposal leaves no source in one zone while another has room. These moves
+ * are not counted against maxMoves.
+ */
+function restoreAvailability(input: RebalanceInput, move: MoveFn): void {
+  const { topo, placer } = input
+  for (let progress = true; progress;) {
+    progress = false
+    for (const v of input.vpods.values()) {
+      if (v.deleted || v.orphan || v.placed < 2 || topo.schedulableZones[v.kind] < 2) continue
+      const zone = topo.zoneOf[v.slots[0]!]!
+      if (v.slots.some(s => topo.zoneOf[s] !== zone)) continue
+      placer.load(v)
+      const to = placer.placeOne(v, { zone: z => z !== zone })
+      if (to >= 0) {
+        const from = placer.chooseRemoval(v, s => topo.zoneOf[s] === zone)
+        if (from !== NONE) {
+          move(v, from, to)
+          progress = true
+        }
+      }
+      placer.unload(v)
+    }
   }
 }
 

@@ -27,7 +27,7 @@ type PerLevel<T> = readonly [readonly T[], readonly T[], readonly T[]]
 export interface ResolvedPlugins {
   readonly filters: PerLevel<FilterUse>
   readonly scores: PerLevel<ScoreUse>
-  readonly removals: readonly RemovalUse[]
+  readonly removals: PerLevel<RemovalUse>
   /** Filters that cap a source's vreplicas. */
   readonly limits: readonly FilterUse[]
 }
@@ -59,7 +59,7 @@ export function resolvePlugins(config: SchedulerConfig, registry: PluginRegistry
   return Object.freeze({
     filters: [at(filters, LEVELS[0]!), at(filters, LEVELS[1]!), at(filters, LEVELS[2]!)] as const,
     scores: [at(scores, LEVELS[0]!), at(scores, LEVELS[1]!), at(scores, LEVELS[2]!)] as const,
-    removals,
+    removals: [at(removals, LEVELS[0]!), at(removals, LEVELS[1]!), at(removals, LEVELS[2]!)] as const,
     limits: filters.filter(f => f.plugin.limit !== undefined)
   })
 }

@@ -1,26 +1,32 @@
 import { defineRemoval } from '../plugin.ts'
 import type { RemovalPlugin } from '../plugin.ts'
 
-/** Removes from the zone holding the most of the source's vreplicas first. */
+/** Removes from the zone holding the most of the source's vreplicas first: 1 for the most, 1/2 for one fewer, … */
 export const RemoveWithAvailabilityZonePriority: RemovalPlugin = defineRemoval({
   name: 'RemoveWithAvailabilityZonePriority',
-  score: (candidate, context) => 1 / (1 + context.maxInZone - candidate.placedInZone)
+  levels: ['zone'],
+  score: (candidate, context) => 1 / (1 + context.maxPlaced - candidate.placed)
 })
 
-/** Removes from the node holding the most of the source's vreplicas first. */
+/** Removes from the node (within the chosen zone) holding the most of the source's vreplicas first. */
 export const RemoveWithAvailabilityNodePriority: RemovalPlugin = defineRemoval({
   name: 'RemoveWithAvailabilityNodePriority',
-  score: (candidate, context) => 1 / (1 + context.maxInNode - candidate.placedInNode)
+  levels: ['node'],
+  score: (candidate, context) => 1 / (1 + context.maxPlaced - candidate.placed)
 })
 
-/** Removes from the highest ordinal first, so high ordinals empty and the pool can shrink. */
+/**
+ * Removes from the highest ordinal first, so high ordinals empty and the pool can shrink: the zone and the node
+ * holding the source on the highest ordinal, then that dispatcher. Scores rise linearly with the ordinal, to 1.
+ */
 export const RemoveWithHighestOrdinalPriority: RemovalPlugin = defineRemoval({
   name: 'RemoveWithHighestOrdinalPriority',
-  score: (candidate, context) => (candidate.ordinal + 1) / (context.maxOrdinal + 1)
+  score: (candidate, context) => (candidate.highestOrdinal + 1) / (context.maxOrdinal + 1)
 })
 
-/** Removes from the dispatcher holding the most of the source's vreplicas first. */
+/** Removes from the dispatcher (on the chosen node) holding the most of the source's vreplicas first. */
 export const RemoveWithEvenPodSpreadPriority: RemovalPlugin = defineRemoval({
   name: 'RemoveWithEvenPodSpreadPriority',
-  score: (candidate, context) => 1 / (1 + context.maxOnDispatcher - candidate.placed)
+  levels: ['dispatcher'],
+  score: (candidate, context) => 1 / (1 + context.maxPlaced - candidate.placed)
 })
