@@ -4,6 +4,8 @@ import { fileURLToPath } from 'node:url'
 import { parseManifests, validateResource, apiVersionOf, kindByApiVersion } from '../api/index.ts'
 import { createLogger, startController } from '../controller/index.ts'
 import type { RunningController } from '../controller/index.ts'
+import { startDispatcher } from '../dispatcher/index.ts'
+import type { RunningDispatcher } from '../dispatcher/index.ts'
 import { ensureTopics, parseBootstrap, startEmbeddedKafka, KAFKA_VERSION } from '../kafka/index.ts'
 import type { EmbeddedKafka } from '../kafka/index.ts'
 
@@ -11,6 +13,10 @@ const usage = `usage: shoal up [--kafka HOST:PORT] [--port 8080] [--kafka-port 9
 
 Starts Shoal on this machine: an embedded Kafka (unless --kafka or KAFKA_BOOTSTRAP_SERVERS names one),
 a controller serving the API, and the demo sources in examples/. Ctrl-C stops everything.`
+
+/** The demo pool: one dispatcher in each of three zones. */
+const DEMO_ZONES = ['a', 'b', 'c'] as const
+const DEMO_CAPACITY = 10
 
 const examplesDir = fileURLToPath(new URL('../../examples/', import.meta.url))
 
@@ -51,6 +57,7 @@ export async function runUp(argv: readonly string[]): Promise<number> {
   process.once('SIGTERM', onSignal)
   let kafka: EmbeddedKafka | undefined
   let controller: RunningController | undefined
+  const dispatchers: RunningDispatcher[] = []
   try {
     let brokers: string[]
     if (given) {
@@ -71,6 +78,11 @@ export async function runUp(argv: readonly string[]): Promise<number> {
       port,
       logger: createLogger('shoal-controller', process.env['SHOAL_LOG_LEVEL'] ?? 'warn')
     })
+    for (const [i, zone] of DEMO_ZONES.entries()) {
+      dispatchers.push(
+        await startDispatcher({ brokers, id: `dispatcher-${i}`, zone, node: `node-${zone}`, capacity: DEMO_CAPACITY })
+      )
+    }
     const applied = values['no-demo'] ? [] : await applyDemo(controller, brokers)
     out('')
     out('Shoal is up.')
@@ -78,11 +90,15 @@ export async function runUp(argv: readonly string[]): Promise<number> {
       `  Kafka        ${brokers.join(',')}${kafka ? ` (embedded Kafka ${kafka.version}, data in ${kafka.dataDir})` : ''}`
     )
     out(`  API          ${controller.url}`)
+    out(
+      `  dispatchers  ${dispatchers.map(d => `${d.id} (zone ${d.zone})`).join(', ')}, ${DEMO_CAPACITY} consumer slots each`
+    )
     for (const line of applied) out(`  demo         ${line}`)
     out('')
     out('Next, in another terminal:')
     out(`  export SHOAL_SERVER=${controller.url}`)
     out('  shoal get kafkasources,pingsources -A      # what runs, and whether it is Ready')
+    out('  shoal get dispatchers                      # the pool: zones, capacity, load')
     out('  shoal apply -f examples/ping-source.yaml   # create or change a source')
     out('  shoal describe kafkasource demo            # its spec, status and conditions')
     out('Press Ctrl-C to stop.')
@@ -97,6 +113,7 @@ export async function runUp(argv: readonly string[]): Promise<number> {
   } finally {
     process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)
+    await Promise.all(dispatchers.map(d => d.close().catch(() => undefined)))
     await controller?.close().catch(() => undefined)
     await kafka?.stop().catch(() => undefined)
   }

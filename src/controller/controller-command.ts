@@ -1,11 +1,13 @@
 import { parseArgs } from 'node:util'
 import { parseBootstrap } from '../kafka/index.ts'
+import { parseDurationFlag } from '../dispatcher/index.ts'
 import { ShoalError } from '../errors/index.ts'
 import { startController } from './controller.ts'
 import { createLogger } from './logger.ts'
 
 const usage = `usage: shoal controller --kafka HOST:PORT[,HOST:PORT…] [--port 8080] [--host 127.0.0.1]
-                        [--prefix shoal] [--buckets 16] [--id NAME] [--service-url-template URL]`
+                        [--prefix shoal] [--buckets 16] [--id NAME] [--service-url-template URL]
+                        [--liveness-timeout 10s] [--scheduler-config ha|compact|FILE]`
 
 /** `shoal controller`: one control-plane replica, until SIGINT or SIGTERM. */
 export async function runControllerCommand(argv: readonly string[]): Promise<number> {
@@ -21,6 +23,8 @@ export async function runControllerCommand(argv: readonly string[]): Promise<num
         buckets: { type: 'string' },
         id: { type: 'string' },
         'service-url-template': { type: 'string' },
+        'liveness-timeout': { type: 'string' },
+        'scheduler-config': { type: 'string' },
         help: { type: 'boolean', short: 'h' }
       },
       strict: true,
@@ -56,6 +60,16 @@ export async function runControllerCommand(argv: readonly string[]): Promise<num
     process.stderr.write(`shoal controller: --buckets must be an integer from 1 to 1000, not "${values.buckets}"\n`)
     return 2
   }
+  let livenessTimeoutMs: number | undefined
+  if (values['liveness-timeout'] !== undefined) {
+    livenessTimeoutMs = parseDurationFlag(values['liveness-timeout'])
+    if (livenessTimeoutMs === undefined) {
+      process.stderr.write(
+        `shoal controller: --liveness-timeout must be a duration like 10s or 500ms, not "${values['liveness-timeout']}"\n`
+      )
+      return 2
+    }
+  }
   const logger = createLogger('shoal-controller')
   try {
     const controller = await startController({
@@ -66,6 +80,8 @@ export async function runControllerCommand(argv: readonly string[]): Promise<num
       ...(values.prefix === undefined ? {} : { prefix: values.prefix }),
       ...(buckets === undefined ? {} : { buckets }),
       ...(values.id === undefined ? {} : { replicaId: values.id }),
+      ...(livenessTimeoutMs === undefined ? {} : { livenessTimeoutMs }),
+      ...(values['scheduler-config'] === undefined ? {} : { schedulerConfig: values['scheduler-config'] }),
       ...(values['service-url-template'] === undefined ? {} : { serviceUrlTemplate: values['service-url-template'] })
     })
     process.stdout.write(`Shoal controller ${controller.replicaId} serving the API on ${controller.url}\n`)

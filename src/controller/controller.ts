@@ -9,12 +9,16 @@ import {
 } from '../api/index.ts'
 import type { SourceResource, SourceStatus } from '../api/index.ts'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
+import { MembersFollower } from '../dispatcher/index.ts'
+import type { MemberStatus } from '../dispatcher/index.ts'
+import { loadSchedulerConfig } from '../scheduler/index.ts'
 import { ApiServer } from '../server/index.ts'
 import { ResourceStore } from '../store/index.ts'
 import type { StoredObject } from '../store/index.ts'
 import type { Logger } from './logger.ts'
 import { isDispatcherKind, presentDispatcher, presentSource } from './presentation.ts'
 import type { LiveDispatcher } from './presentation.ts'
+import { SchedulerLeader } from './scheduler-leader.ts'
 
 export interface ControllerOptions {
   readonly brokers: readonly string[]
@@ -27,6 +31,10 @@ export interface ControllerOptions {
   /** How a sink `ref` to a Service becomes a URL: `{name}` and `{namespace}` are replaced. */
   readonly serviceUrlTemplate?: string
   readonly sessionTimeoutMs?: number
+  /** When a silent dispatcher counts as dead (DESIGN §4, "two timeouts"); default 10 s. */
+  readonly livenessTimeoutMs?: number
+  /** The scheduler's plugin configuration: a shipped profile (`ha`, `compact`) or a YAML file. */
+  readonly schedulerConfig?: string
   readonly logger: Logger
 }
 
@@ -41,7 +49,7 @@ export interface RunningController {
 export async function startController(options: ControllerOptions): Promise<RunningController> {
   const log = options.logger
   const serviceUrlTemplate = options.serviceUrlTemplate ?? DEFAULT_SERVICE_URL_TEMPLATE
-  const liveDispatchers: () => readonly LiveDispatcher[] = () => []
+  let liveDispatchers: () => readonly LiveDispatcher[] = () => []
   const liveById = (name: string) => liveDispatchers().find(d => d.id === name)
   const server = new ApiServer({
     ...(options.host === undefined ? {} : { host: options.host }),
@@ -50,7 +58,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
     present: entry =>
       entry.object.kind === DispatcherKind.kind
         ? presentDispatcher(entry.object.metadata.name, entry, liveById(entry.object.metadata.name))
-        : presentSource(entry, serviceUrlTemplate),
+        : presentSource(entry, serviceUrlTemplate, id => liveById(id)?.zone),
     liveObjects: (info, stored) =>
       isDispatcherKind(info)
         ? liveDispatchers()
@@ -93,7 +101,32 @@ export async function startController(options: ControllerOptions): Promise<Runni
     await server.close()
     throw error
   }
-  server.attach(store)
+  const logTo = (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) =>
+    log[level](fields ?? {}, message)
+  const connection = { brokers: options.brokers, clientId: `shoal-controller-${replicaId}` }
+  const members = new MembersFollower({
+    connection,
+    ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
+    ...(options.livenessTimeoutMs === undefined ? {} : { livenessTimeoutMs: options.livenessTimeoutMs }),
+    log: logTo
+  })
+  let leader: SchedulerLeader
+  try {
+    const config = loadSchedulerConfig(options.schedulerConfig ?? 'ha')
+    await members.start()
+    leader = new SchedulerLeader({ connection, store, members, config, log: logTo })
+  } catch (error) {
+    await members.close().catch(() => undefined)
+    await store.close()
+    await server.close()
+    throw error
+  }
+  liveDispatchers = () => members.members().map(liveDispatcherOf)
+  server.attach(store, {
+    propose: async () => leader.term?.propose() ?? notLeading(),
+    approve: async revision => (leader.term ? leader.term.approve(revision) : notLeading())
+  })
+  leader.start()
   log.info({ replicaId, url }, 'controller ready')
   return {
     url,
@@ -101,9 +134,31 @@ export async function startController(options: ControllerOptions): Promise<Runni
     store,
     async close() {
       const closing = server.close()
+      await leader.stop()
+      await members.close()
       await store.close()
       await closing
     }
+  }
+}
+
+function notLeading(): never {
+  throw new ShoalError(ErrorCodes.UNAVAILABLE, 'this replica does not run the scheduler right now; retry', {
+    retriable: true
+  })
+}
+
+function liveDispatcherOf(m: MemberStatus): LiveDispatcher {
+  return {
+    id: m.id,
+    zone: m.zone,
+    node: m.node,
+    capacity: m.capacity,
+    used: m.used,
+    incarnation: m.incarnation,
+    lastHeartbeat: new Date(m.lastSeen).toISOString(),
+    contractOffset: m.contractOffset,
+    alive: m.state !== 'dead'
   }
 }
 

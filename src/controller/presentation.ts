@@ -13,6 +13,8 @@ export interface LiveDispatcher {
   /** Broker time of its last heartbeat, ISO-8601. */
   readonly lastHeartbeat: string
   readonly contractOffset: string
+  /** False once its heartbeats stopped for longer than the liveness timeout. */
+  readonly alive: boolean
 }
 
 /** The Scheduled condition, as the scheduler leader's placements record says. */
@@ -42,7 +44,11 @@ export function scheduledObservation(scheduling: PlacementsRecord | undefined, d
  * condition (and so Ready) and `status.placements`, Knative's field — computed when read, so it is never
  * staler than the placements record itself.
  */
-export function presentSource(entry: StoredEntry, serviceUrlTemplate: string): unknown {
+export function presentSource(
+  entry: StoredEntry,
+  serviceUrlTemplate: string,
+  zoneOf: (dispatcher: string) => string | undefined = () => undefined
+): unknown {
   const resource = entry.object as unknown as SourceResource
   const desired = resource.kind === 'KafkaSource' ? (resource.spec.consumers ?? 1) : 1
   const stored = entry.status as SourceStatus | undefined
@@ -52,7 +58,11 @@ export function presentSource(entry: StoredEntry, serviceUrlTemplate: string): u
     previous: stored,
     observations: [scheduledObservation(entry.scheduling, desired)]
   })
-  const placements = entry.scheduling?.placements ?? []
+  // Knative's placements are {podName, vreplicas}; the zone is added so `shoal describe` shows the spread.
+  const placements = (entry.scheduling?.placements ?? []).map(p => {
+    const zone = zoneOf(p.podName)
+    return zone === undefined ? p : { ...p, zone }
+  })
   return {
     ...entry.object,
     status: { ...status, ...(placements.length > 0 ? { placements } : {}) }
@@ -66,7 +76,7 @@ export function presentDispatcher(
   live: LiveDispatcher | undefined
 ): unknown {
   const unschedulable = (entry?.object.spec as { unschedulable?: boolean } | undefined)?.unschedulable === true
-  const state = live === undefined ? 'Dead' : unschedulable ? 'Cordoned' : 'Ready'
+  const state = live === undefined || !live.alive ? 'Dead' : unschedulable ? 'Cordoned' : 'Ready'
   return {
     apiVersion: apiVersionOf(DispatcherKind),
     kind: DispatcherKind.kind,

@@ -34,9 +34,17 @@ export interface ApiServerOptions {
   readonly liveObject?: (info: KindInfo, name: string) => unknown
 }
 
+/** The scheduler leader's rebalance operations, on the replica that leads. */
+export interface Rebalancer {
+  propose(): Promise<unknown>
+  approve(revision: number): Promise<unknown>
+}
+
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 const FORWARDED_HEADER = 'x-shoal-forwarded'
 const INTERNAL_WRITES = '/internal/v1/writes'
+/** The scheduler's rebalance proposal and its approval. */
+const REBALANCE = '/shoal/v1/rebalance'
 /** This replica's buckets and every replica of the current group generation. */
 const CONTROLLERS = '/internal/v1/controllers'
 
@@ -48,6 +56,7 @@ export class ApiServer {
   readonly #options: ApiServerOptions
   readonly #server: Server
   #store: ResourceStore | undefined
+  #rebalancer: Rebalancer | undefined
   #url = ''
 
   constructor(options: ApiServerOptions) {
@@ -79,8 +88,9 @@ export class ApiServer {
    * Connects the store. The server listens first because the store announces this server's URL to the
    * other replicas; until then every request but /healthz gets 503.
    */
-  attach(store: ResourceStore): void {
+  attach(store: ResourceStore, rebalancer?: Rebalancer): void {
     this.#store = store
+    this.#rebalancer = rebalancer
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -97,6 +107,7 @@ export class ApiServer {
     if (path === '/openapi.json') return this.#json(res, 200, openApiDocument())
     if (path === '/apis') return this.#json(res, 200, discovery())
     if (path === INTERNAL_WRITES && method === 'POST') return this.#internalWrite(req, res)
+    if (path === REBALANCE && (method === 'GET' || method === 'POST')) return this.#rebalance(req, res, method)
     if (path === CONTROLLERS && method === 'GET') {
       return this.#json(res, 200, {
         self: { replicaId: store.replicaId, ...store.assignment, leader: store.isLeader },
@@ -288,6 +299,38 @@ export class ApiServer {
         if (!isShoalError(error) || !error.retriable || Date.now() >= deadline) throw error
         await new Promise(resolve => setTimeout(resolve, Math.min(500, 25 * 2 ** attempt)))
       }
+    }
+  }
+
+  /** The scheduler's rebalance proposal (GET) and its approval (POST {revision}): answered by the leader. */
+  async #rebalance(req: IncomingMessage, res: ServerResponse, method: string): Promise<void> {
+    try {
+      const body = method === 'POST' ? await readBody(req, 64 * 1024) : ''
+      const store = this.#store!
+      const leader = store.ownerOf(0)
+      if (leader.kind === 'remote' && req.headers[FORWARDED_HEADER] === undefined) {
+        const response = await httpRequest(`${leader.url}${REBALANCE}`, {
+          method,
+          headers: { 'content-type': 'application/json', [FORWARDED_HEADER]: '1' },
+          ...(method === 'POST' ? { body } : {}),
+          headersTimeout: 30_000,
+          bodyTimeout: 30_000
+        })
+        return this.#json(res, response.statusCode, await response.body.json())
+      }
+      if (leader.kind !== 'self' || !this.#rebalancer) {
+        throw new ShoalError(ErrorCodes.UNAVAILABLE, 'no scheduler leader right now; retry', { retriable: true })
+      }
+      if (method === 'GET') return this.#json(res, 200, await this.#rebalancer.propose())
+      const revision = (JSON.parse(body || '{}') as { revision?: unknown }).revision
+      if (typeof revision !== 'number' || !Number.isInteger(revision)) {
+        throw new ShoalError(ErrorCodes.INVALID, 'revision: required, the revision of the proposal being approved', {
+          fields: [{ path: 'revision', message: 'required: the revision of the proposal being approved' }]
+        })
+      }
+      return this.#json(res, 200, await this.#rebalancer.approve(revision))
+    } catch (error) {
+      return this.#send(res, statusOf(error))
     }
   }
 

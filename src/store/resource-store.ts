@@ -65,7 +65,8 @@ export class ResourceStore {
       {
         resources: this.names.resourcesTopic,
         status: this.names.statusTopic,
-        controllers: this.names.controllersTopic
+        controllers: this.names.controllersTopic,
+        placements: this.names.placementsTopic
       },
       (record: LogRecord, reason: string) =>
         log('warn', 'skipping unreadable record', { topic: record.topic, offset: String(record.offset), reason })

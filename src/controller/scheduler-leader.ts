@@ -1,0 +1,440 @@
+import { Producer } from '@platformatic/kafka'
+import { DispatcherKind } from '../api/index.ts'
+import type { MemberStatus } from '../dispatcher/index.ts'
+import { contractPartitionOf } from '../dispatcher/index.ts'
+import { ErrorCodes, ShoalError } from '../errors/index.ts'
+import { LogTailer, topicPartitions } from '../kafka/index.ts'
+import type { KafkaConnection } from '../kafka/index.ts'
+import { Scheduler } from '../scheduler/index.ts'
+import type { DispatcherInfo, RebalanceProposal, SchedulerConfig, VPod } from '../scheduler/index.ts'
+import { contractKey, decodeValue, encodeValue, isFencing, ordinalOf, schemaHeaders } from '../store/index.ts'
+import type { ContractRecord, PlacementsRecord, ResourceStore, SlotKind, StoredEntry } from '../store/index.ts'
+
+/** Where the leader learns which dispatchers are alive. */
+export interface MembersSource {
+  /** Dispatchers nobody may consider dead yet. */
+  liveDispatchers(): readonly MemberStatus[]
+  on(event: 'change', listener: () => void): unknown
+  off(event: 'change', listener: () => void): unknown
+}
+
+export interface SchedulerLeaderOptions {
+  readonly connection: KafkaConnection
+  readonly store: ResourceStore
+  readonly members: MembersSource
+  readonly config: SchedulerConfig
+  /** Wait this long after a change before a pass, so a burst of changes makes one pass. */
+  readonly debounceMs?: number
+  readonly log: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void
+}
+
+type Log = SchedulerLeaderOptions['log']
+
+/**
+ * Runs the scheduler on the replica that owns bucket 0 (DESIGN §4, §5). Each leadership is a term: it
+ * opens the transactional id `<prefix>-scheduler` (fencing a deposed leader), rebuilds its state from the
+ * placements and contracts in the log — no re-placing from scratch — and from then on writes placements and
+ * contracts together, one transaction per pass, stamped with an epoch one above the highest in the log.
+ */
+export class SchedulerLeader {
+  readonly #options: SchedulerLeaderOptions
+  #term: LeaderTerm | undefined
+  #starting: Promise<void> | undefined
+  #stopped = false
+  readonly #onAssignment = () => void this.#follow()
+
+  constructor(options: SchedulerLeaderOptions) {
+    this.#options = options
+  }
+
+  start(): void {
+    this.#options.store.onAssignment(this.#onAssignment)
+    void this.#follow()
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true
+    this.#options.store.offAssignment(this.#onAssignment)
+    await this.#starting?.catch(() => undefined)
+    await this.#term?.stop()
+    this.#term = undefined
+  }
+
+  /** The current term, if this replica leads. */
+  get term(): LeaderTerm | undefined {
+    return this.#term
+  }
+
+  async #follow(): Promise<void> {
+    await this.#starting?.catch(() => undefined)
+    if (this.#stopped) return
+    const leading = this.#options.store.isLeader
+    if (leading && (!this.#term || this.#term.deposed)) {
+      await this.#term?.stop()
+      const term = new LeaderTerm(this.#options)
+      this.#term = term
+      this.#starting = term.start().catch(error => {
+        this.#options.log('error', 'could not take the scheduler leadership', { error: String(error) })
+        if (this.#term === term) this.#term = undefined
+      })
+      await this.#starting
+    } else if (!leading && this.#term) {
+      const term = this.#term
+      this.#term = undefined
+      await term.stop()
+    }
+  }
+}
+
+/** One leadership: from taking the transactional id until it is lost or fenced. */
+export class LeaderTerm {
+  readonly #options: SchedulerLeaderOptions
+  readonly #log: Log
+  readonly #producer: Producer
+  readonly #tailer: LogTailer
+  readonly #scheduler: Scheduler
+  /** What the log says now: the placements record per source and the contract record per (dispatcher, source). */
+  readonly #placements = new Map<string, PlacementsRecord>()
+  readonly #contracts = new Map<string, ContractRecord>()
+  readonly #dirty = new Set<string>()
+  readonly #partitionCounts = new Map<string, number>()
+  #epoch = 0
+  #timer: NodeJS.Timeout | undefined
+  #running: Promise<void> = Promise.resolve()
+  #stopped = false
+  deposed = false
+  readonly #unsubscribe: Array<() => void> = []
+
+  constructor(options: SchedulerLeaderOptions) {
+    this.#options = options
+    this.#log = options.log
+    const names = options.store.names
+    this.#producer = new Producer({
+      clientId: `${options.connection.clientId}-scheduler`,
+      bootstrapBrokers: [...options.connection.brokers],
+      transactionalId: names.schedulerTransactionalId,
+      idempotent: true,
+      acks: -1,
+      retries: 5,
+      retryDelay: 200
+    })
+    this.#tailer = new LogTailer({
+      connection: { ...options.connection, clientId: `${options.connection.clientId}-scheduler-log` },
+      topics: [names.placementsTopic, names.contractsTopic],
+      onRecord: record => {
+        const key = record.key?.toString('utf8')
+        if (key === undefined) return
+        const decoded = decodeValue(record.value, record.headers)
+        const map = record.topic === names.placementsTopic ? this.#placements : this.#contracts
+        if (decoded.kind === 'tombstone') map.delete(key)
+        else if (decoded.kind === 'value') {
+          const value = decoded.value as PlacementsRecord & ContractRecord
+          map.set(key, value)
+          this.#epoch = Math.max(this.#epoch, value.epoch)
+        }
+      }
+    })
+    this.#scheduler = new Scheduler({ config: options.config })
+  }
+
+  get epoch(): number {
+    return this.#epoch
+  }
+
+  async start(): Promise<void> {
+    // Fence a deposed leader first: after this no older leader can append, so the log read next is final.
+    const tx = await this.#producer.beginTransaction({ producerId: -1n, producerEpoch: -1 })
+    await tx.cancel()
+    await this.#tailer.start()
+    await this.#tailer.barrier([
+      { topic: this.#options.store.names.placementsTopic },
+      { topic: this.#options.store.names.contractsTopic }
+    ])
+    this.#epoch += 1
+    const store = this.#options.store
+    // The sources first, then the placements the log holds for them: kept, not re-placed from scratch.
+    for (const entry of store.snapshot(isSourceKey)) this.#scheduler.upsertVPod(await this.#vpodOf(entry))
+    const revision = Math.max(0, ...[...this.#placements.values()].map(p => p.revision))
+    this.#scheduler.restore(
+      [...this.#placements].map(([key, p]) => ({
+        key,
+        slot: p.slot,
+        placements: p.placements.map(x => ({ podName: x.podName, vreplicas: x.vreplicas }))
+      })),
+      { revision }
+    )
+    this.#unsubscribe.push(store.onResource(key => this.#changed(key)))
+    const onMembers = () => this.#dispatchersChanged()
+    this.#options.members.on('change', onMembers)
+    this.#unsubscribe.push(() => this.#options.members.off('change', onMembers))
+    this.#dispatchersChanged()
+    for (const entry of store.snapshot(isSourceKey)) this.#dirty.add(entry.key)
+    // Placements of sources that are gone.
+    for (const key of this.#placements.keys()) if (!store.peek(key)) this.#dirty.add(key)
+    this.#log('info', 'scheduler leadership taken', { epoch: this.#epoch, placements: this.#placements.size })
+    this.#schedulePass(0)
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true
+    clearTimeout(this.#timer)
+    for (const unsubscribe of this.#unsubscribe) unsubscribe()
+    await this.#running.catch(() => undefined)
+    await this.#producer.close(true).catch(() => undefined)
+    await this.#tailer.close()
+  }
+
+  /** The scheduler's rebalance proposal, from the current state. */
+  propose(): RebalanceProposal {
+    return this.#scheduler.proposeRebalance()
+  }
+
+  /** Applies a proposal computed at `revision`; refuses a stale one. Resolves when its moves are in the log. */
+  async approve(revision: number): Promise<{ moved: number; revision: number; score: number }> {
+    const run = this.#running.then(async () => {
+      const proposal = this.#scheduler.proposeRebalance()
+      if (proposal.revision !== revision) {
+        throw new ShoalError(
+          ErrorCodes.CONFLICT,
+          `the proposal of revision ${revision} is stale: the scheduler is at revision ${proposal.revision}; look at the new proposal and approve that`
+        )
+      }
+      const result = this.#scheduler.applyRebalance(proposal)
+      await this.#write(result.changes.map(c => c.key))
+      return { moved: proposal.moves.length, revision: this.#scheduler.revision, score: this.#scheduler.balancedness() }
+    })
+    this.#running = run.then(
+      () => undefined,
+      () => undefined
+    )
+    return run
+  }
+
+  #changed(key: string): void {
+    if (key.startsWith(`${DispatcherKind.kind}/`)) this.#dispatchersChanged()
+    else if (isSourceKey(key)) {
+      this.#dirty.add(key)
+      this.#schedulePass()
+    }
+  }
+
+  #dispatchersChanged(): void {
+    const store = this.#options.store
+    const cordoned = new Set(
+      store
+        .snapshot(k => k.startsWith(`${DispatcherKind.kind}/`))
+        .filter(e => (e.object.spec as { unschedulable?: boolean }).unschedulable === true)
+        .map(e => e.object.metadata.name)
+    )
+    const dispatchers: DispatcherInfo[] = this.#options.members.liveDispatchers().map(m => ({
+      id: m.id,
+      ordinal: Number.isFinite(m.ordinal) ? m.ordinal : ordinalOf(m.id),
+      zone: m.zone,
+      node: m.node,
+      capacity: { consumer: m.capacity.consumers, schedule: m.capacity.schedules },
+      state: cordoned.has(m.id) ? 'cordoned' : 'ready'
+    }))
+    this.#scheduler.setDispatchers(dispatchers)
+    this.#schedulePass()
+  }
+
+  #schedulePass(delay = this.#options.debounceMs ?? 50): void {
+    if (this.#stopped || this.#timer) return
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined
+      this.#running = this.#running.then(() => this.#pass()).catch(error => this.#onFailure(error))
+    }, delay)
+  }
+
+  async #pass(): Promise<void> {
+    if (this.#stopped) return
+    const store = this.#options.store
+    const keys = [...this.#dirty]
+    this.#dirty.clear()
+    const rvChanged = new Set<string>()
+    for (const key of keys) {
+      const entry = store.peek(key)
+      if (!entry) {
+        this.#scheduler.removeVPod(key)
+        continue
+      }
+      const vpod = await this.#vpodOf(entry)
+      this.#scheduler.upsertVPod(vpod)
+      rvChanged.add(key)
+    }
+    const result = this.#scheduler.schedule()
+    const changed = new Set([...result.changes.map(c => c.key), ...rvChanged, ...keys.filter(k => !store.peek(k))])
+    await this.#write(changed)
+  }
+
+  async #vpodOf(entry: StoredEntry): Promise<VPod> {
+    const spec = entry.object.spec as { consumers?: number; topics?: string[]; bootstrapServers?: string[] }
+    if (entry.object.kind !== 'KafkaSource') return { key: entry.key, slot: 'schedule', vreplicas: 1 }
+    const max = await this.#partitionsOf(spec.bootstrapServers ?? [], spec.topics ?? [])
+    return {
+      key: entry.key,
+      slot: 'consumer',
+      vreplicas: spec.consumers ?? 1,
+      ...(max === undefined ? {} : { maxVReplicas: max })
+    }
+  }
+
+  /** The total partition count of a source's topics (NoMaxResourceCount), cached; unknown when unreachable. */
+  async #partitionsOf(brokers: readonly string[], topics: readonly string[]): Promise<number | undefined> {
+    const missing = topics.filter(t => !this.#partitionCounts.has(`${brokers.join(',')}|${t}`))
+    if (missing.length > 0) {
+      try {
+        const counts = await topicPartitions(
+          { brokers, clientId: `${this.#options.connection.clientId}-topics` },
+          missing
+        )
+        for (const [topic, count] of counts) this.#partitionCounts.set(`${brokers.join(',')}|${topic}`, count)
+      } catch (error) {
+        this.#log('warn', 'could not read the partition counts of a source’s topics', { topics, error: String(error) })
+      }
+    }
+    let total = 0
+    for (const topic of topics) {
+      const count = this.#partitionCounts.get(`${brokers.join(',')}|${topic}`)
+      if (count === undefined) return undefined
+      total += count
+    }
+    return total
+  }
+
+  /** Writes the placements and contracts of the given sources, as the scheduler now has them, in one transaction. */
+  async #write(keys: Iterable<string>): Promise<void> {
+    const store = this.#options.store
+    const names = store.names
+    const revision = this.#scheduler.revision
+    const now = new Date().toISOString()
+    const messages: Array<{ topic: string; partition: number; key: string; value: unknown }> = []
+    const nextPlacements = new Map<string, PlacementsRecord | null>()
+    const nextContracts = new Map<string, ContractRecord | null>()
+    for (const key of keys) {
+      const entry = store.peek(key)
+      const before = this.#placements.get(key)
+      const oldContracts = new Map((before?.placements ?? []).map(p => [p.podName, p.vreplicas]))
+      if (!entry) {
+        if (before) {
+          messages.push({ topic: names.placementsTopic, partition: store.bucketOf(key), key, value: null })
+          nextPlacements.set(key, null)
+        }
+        for (const dispatcher of oldContracts.keys()) this.#tombstoneContract(messages, nextContracts, dispatcher, key)
+        continue
+      }
+      const slot: SlotKind = entry.object.kind === 'KafkaSource' ? 'consumer' : 'schedule'
+      const placements = this.#scheduler.placements(key) ?? []
+      const pending = this.#scheduler.pending(key)
+      const record: PlacementsRecord = {
+        source: key,
+        slot,
+        placements: placements.map(p => ({ podName: p.podName, vreplicas: p.vreplicas })),
+        pending: pending?.count ?? 0,
+        ...(pending && pending.count > 0 ? { reason: pending.message } : {}),
+        epoch: this.#epoch,
+        revision,
+        since: before && before.pending > 0 === (pending?.count ?? 0) > 0 ? before.since : now
+      }
+      if (!before || !samePlacements(before, record)) {
+        messages.push({ topic: names.placementsTopic, partition: store.bucketOf(key), key, value: record })
+        nextPlacements.set(key, record)
+      }
+      for (const p of placements) {
+        const current = this.#contracts.get(contractKey(p.podName, key))
+        if (current?.vreplicas === p.vreplicas && current.resourceVersion === entry.resourceVersion) continue
+        const contract: ContractRecord = {
+          dispatcher: p.podName,
+          source: key,
+          slot,
+          vreplicas: p.vreplicas,
+          resourceVersion: entry.resourceVersion,
+          epoch: this.#epoch
+        }
+        messages.push({
+          topic: names.contractsTopic,
+          partition: contractPartitionOf(p.podName, store.buckets),
+          key: contractKey(p.podName, key),
+          value: contract
+        })
+        nextContracts.set(contractKey(p.podName, key), contract)
+      }
+      for (const dispatcher of oldContracts.keys()) {
+        if (!placements.some(p => p.podName === dispatcher))
+          this.#tombstoneContract(messages, nextContracts, dispatcher, key)
+      }
+    }
+    if (messages.length === 0) return
+    const tx = await this.#producer.beginTransaction()
+    try {
+      await tx.send({
+        messages: messages.map(m => ({
+          topic: m.topic,
+          partition: m.partition,
+          key: Buffer.from(m.key, 'utf8'),
+          value: m.value === null ? (null as unknown as Buffer) : encodeValue(m.value),
+          headers: schemaHeaders()
+        }))
+      })
+      await tx.commit()
+    } catch (error) {
+      await tx.abort().catch(() => tx.cancel().catch(() => undefined))
+      throw error
+    }
+    applyTo(this.#placements, nextPlacements)
+    applyTo(this.#contracts, nextContracts)
+  }
+
+  #tombstoneContract(
+    messages: Array<{ topic: string; partition: number; key: string; value: unknown }>,
+    next: Map<string, ContractRecord | null>,
+    dispatcher: string,
+    source: string
+  ): void {
+    const key = contractKey(dispatcher, source)
+    messages.push({
+      topic: this.#options.store.names.contractsTopic,
+      partition: contractPartitionOf(dispatcher, this.#options.store.buckets),
+      key,
+      value: null
+    })
+    next.set(key, null)
+  }
+
+  #onFailure(error: unknown): void {
+    if (isFencing(error)) {
+      this.deposed = true
+      this.#stopped = true
+      this.#log('warn', 'the scheduler leadership was taken by another replica; this one stops writing', {})
+      return
+    }
+    this.#log('error', 'a scheduling pass failed; retrying', { error: String(error) })
+    // Retry the whole picture: what failed to be written is recomputed from the scheduler's state.
+    for (const key of this.#options.store.snapshot(isSourceKey)) this.#dirty.add(key.key)
+    for (const key of this.#placements.keys()) this.#dirty.add(key)
+    this.#schedulePass(1_000)
+  }
+}
+
+/** Puts written records into a map of the log's state: null is a tombstone. */
+function applyTo<V>(map: Map<string, V>, written: ReadonlyMap<string, V | null>): void {
+  for (const [key, value] of written) {
+    if (value === null) map.delete(key)
+    else map.set(key, value)
+  }
+}
+
+function isSourceKey(key: string): boolean {
+  return key.startsWith('KafkaSource/') || key.startsWith('PingSource/')
+}
+
+function samePlacements(a: PlacementsRecord, b: PlacementsRecord): boolean {
+  return (
+    a.pending === b.pending &&
+    a.reason === b.reason &&
+    a.placements.length === b.placements.length &&
+    a.placements.every((p, i) => p.podName === b.placements[i]?.podName && p.vreplicas === b.placements[i]?.vreplicas)
+  )
+}
+
+export { isSourceKey }

@@ -1,0 +1,66 @@
+import { spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
+import { createInterface } from 'node:readline'
+import { brokers, shoalBin } from './controllers.ts'
+
+export interface DispatcherProcess {
+  readonly id: string
+  readonly child: ChildProcess
+  stop(signal?: NodeJS.Signals): Promise<void>
+}
+
+/** Starts `shoal dispatcher` as a real process and waits until it says it is up. */
+export async function startDispatcherProcess(
+  prefix: string,
+  id: string,
+  zone: string,
+  node: string,
+  capacity: number,
+  extra: readonly string[] = []
+): Promise<DispatcherProcess> {
+  const args = [
+    shoalBin,
+    'dispatcher',
+    '--kafka',
+    brokers(),
+    '--prefix',
+    prefix,
+    '--id',
+    id,
+    '--zone',
+    zone,
+    '--node',
+    node,
+    '--capacity',
+    String(capacity),
+    ...extra
+  ]
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, SHOAL_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let stderr = ''
+  child.stderr!.on('data', chunk => (stderr += String(chunk)))
+  const exited = new Promise<void>(resolve => child.once('exit', () => resolve()))
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`dispatcher ${id} did not start in 60 s: ${stderr}`)), 60_000)
+    createInterface({ input: child.stdout! }).on('line', line => {
+      if (/ up\b/.test(line)) {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+    child.once('exit', code => {
+      clearTimeout(timer)
+      reject(new Error(`dispatcher ${id} exited with ${code}: ${stderr}`))
+    })
+  })
+  return {
+    id,
+    child,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+      await exited
+    }
+  }
+}
