@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { LeaderTerm } from '../../src/controller/scheduler-leader.ts'
+import type { MembersSource } from '../../src/controller/scheduler-leader.ts'
+import type { MemberStatus } from '../../src/dispatcher/index.ts'
+import { LogTailer, ensureTopics } from '../../src/kafka/index.ts'
+import { loadSchedulerConfig } from '../../src/scheduler/index.ts'
+import { ResourceStore, decodeValue } from '../../src/store/index.ts'
+import type { ContractRecord } from '../../src/store/index.ts'
+import { brokers, eventually, uniquePrefix } from '../helpers/controllers.ts'
+
+/** A fixed pool of two live dispatchers: what this test exercises is the leaders' fencing, not liveness. */
+const members: MembersSource = {
+  liveDispatchers: () =>
+    ['a', 'b'].map((zone, i): MemberStatus => ({
+      id: `dispatcher-${i}`,
+      incarnation: 1,
+      ordinal: i,
+      zone,
+      node: `${zone}-1`,
+      capacity: { consumers: 10, schedules: 10 },
+      used: { consumers: 0, schedules: 0 },
+      contractOffset: '-1',
+      startedAt: new Date().toISOString(),
+      lastSeen: Date.now(),
+      state: 'alive'
+    })),
+  on: () => undefined,
+  off: () => undefined
+}
+
+describe('a deposed scheduler leader', () => {
+  it('cannot change any contract once a new leader took over', async () => {
+    const prefix = uniquePrefix('deposed')
+    const topic = `${prefix}-topic`
+    const connection = { brokers: brokers().split(','), clientId: 'deposed' }
+    await ensureTopics(connection, [{ name: topic, partitions: 12, configs: {} }])
+    const store = await ResourceStore.open({
+      connection,
+      prefix,
+      buckets: 2,
+      replicaId: 'r',
+      url: 'http://r',
+      statusOf: () => ({})
+    })
+    const contracts: Array<{ key: string; record: ContractRecord | undefined }> = []
+    const tailer = new LogTailer({
+      connection,
+      topics: [store.names.contractsTopic],
+      onRecord: r => {
+        const decoded = decodeValue(r.value, r.headers)
+        contracts.push({
+          key: r.key!.toString(),
+          record: decoded.kind === 'value' ? (decoded.value as ContractRecord) : undefined
+        })
+      }
+    })
+    const log = () => undefined
+    const config = loadSchedulerConfig('ha')
+    const terms: LeaderTerm[] = []
+    try {
+      await eventually(async () => (store.assignment.buckets.length === 2 ? true : undefined), 20_000, 'buckets')
+      const spec = (consumers: number) => ({ bootstrapServers: connection.brokers, topics: [topic], consumers })
+      const object = (consumers: number) => ({
+        apiVersion: 'sources.knative.dev/v1beta1',
+        kind: 'KafkaSource',
+        metadata: { name: 'src', namespace: 'default' },
+        spec: spec(consumers)
+      })
+      await store.write({ kind: 'create', object: object(2) })
+      await tailer.start()
+
+      const first = new LeaderTerm({ connection, store, members, config, log, debounceMs: 10 })
+      terms.push(first)
+      await first.start()
+      await eventually(
+        async () => (contracts.some(c => c.record?.epoch === first.epoch) ? true : undefined),
+        20_000,
+        'the first leader’s contracts'
+      )
+
+      // A new leader takes over: opening the scheduler's transactional id fences the first.
+      const second = new LeaderTerm({ connection, store, members, config, log, debounceMs: 10 })
+      terms.push(second)
+      await second.start()
+      assert.ok(second.epoch > first.epoch)
+      const seenBefore = contracts.length
+
+      // A change both still hear: the deposed one tries to write and is refused.
+      await store.write({ kind: 'update', object: object(4) })
+      await eventually(
+        async () => (first.deposed ? true : undefined),
+        20_000,
+        'the first leader to find itself deposed'
+      )
+      const total = await eventually(
+        async () => {
+          const live = new Map<string, ContractRecord | undefined>()
+          for (const c of contracts) live.set(c.key, c.record)
+          const sum = [...live.values()].reduce((n, r) => n + (r?.vreplicas ?? 0), 0)
+          return sum === 4 ? sum : undefined
+        },
+        20_000,
+        'the new leader’s contracts for 4 vreplicas'
+      )
+      assert.equal(total, 4)
+      for (const c of contracts.slice(seenBefore)) {
+        if (c.record)
+          assert.equal(c.record.epoch, second.epoch, `a record after the takeover came from epoch ${c.record.epoch}`)
+      }
+    } finally {
+      for (const term of terms) await term.stop()
+      await tailer.close()
+      await store.close()
+    }
+  })
+})
