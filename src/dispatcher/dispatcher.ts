@@ -185,6 +185,8 @@ class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispat
     this.#contracts = new LogTailer({
       connection: { ...this.#connection, clientId: `${this.#connection.clientId}-contracts` },
       topics: [this.#names.contractsTopic],
+      // Only its own partition: with a thousand dispatchers, reading every partition would cost each one the lot.
+      partitionFilter: (_topic, partition, count) => partition === contractPartitionOf(this.id, count),
       onRecord: record => this.#onContractRecord(record),
       onError: error => this.#log('warn', 'reading the contracts topic failed; retrying', { error: String(error) })
     })

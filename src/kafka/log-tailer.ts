@@ -22,6 +22,11 @@ export interface LogTailerOptions {
   /** Called when a fetch fails; the tailer retries by itself. */
   readonly onError?: (error: unknown) => void
   readonly maxWaitMs?: number
+  /**
+   * Reads only the partitions this accepts (a dispatcher reads its own contracts partition, not all of them);
+   * it gets the topic's partition count, so the choice can depend on it. Default: every partition.
+   */
+  readonly partitionFilter?: (topic: string, partition: number, partitionCount: number) => boolean
 }
 
 // Record batch attribute bits (Kafka protocol, RecordBatch.attributes).
@@ -114,8 +119,11 @@ export class LogTailer {
     for (const target of targets) {
       const offsets = ends.get(target.topic) ?? []
       const partitions = target.partitions ?? offsets.map((_, i) => i)
+      const filter = this.#options.partitionFilter
       for (const partition of partitions) {
         const offset = offsets[partition]
+        // A partition this tailer does not read is never waited for.
+        if (filter && !filter(target.topic, partition, offsets.length)) continue
         if (offset !== undefined) waits.push(this.waitFor(target.topic, partition, offset))
       }
     }
@@ -174,6 +182,8 @@ export class LogTailer {
       const info = metadata.topics.get(topic)
       if (!info) return true
       info.partitions.forEach((p, partition) => {
+        if (this.#options.partitionFilter && !this.#options.partitionFilter(topic, partition, info.partitionsCount))
+          return
         const list = byNode.get(p.leader) ?? []
         list.push({ topic, topicId: info.id, partition, leaderEpoch: p.leaderEpoch })
         byNode.set(p.leader, list)
