@@ -1,7 +1,7 @@
 import type { Candidate, Level, PlacementContext, RemovalCandidate, RemovalContext } from './plugin.ts'
 import type { ResolvedPlugins } from './resolve-plugins.ts'
 import { NONE } from './topology.ts'
-import type { Topology } from './topology.ts'
+import type { KindIndex, Topology } from './topology.ts'
 import type { VPod } from './types.ts'
 import type { VPodState } from './vpod-state.ts'
 
@@ -179,19 +179,26 @@ export class Placer {
   add(v: VPodState, s: number, c: number): void {
     const topo = this.#topo
     const slots = v.slots
-    let i = slots.indexOf(s)
-    if (i >= 0) {
-      v.counts[i]! += c
+    const counts = v.counts
+    const known = this.#loaded === v ? this.#slotCount[s]! > 0 : slots.includes(s)
+    if (known) {
+      counts[slots.indexOf(s)]! += c
     } else {
+      // Insert in ordinal order, shifting the tail by hand (cheaper than splice on these short arrays).
       const ordinal = topo.ordinal[s]!
-      i = slots.length
+      slots.push(s)
+      counts.push(c)
+      let i = slots.length - 1
       while (i > 0) {
-        const o = topo.ordinal[slots[i - 1]!]!
-        if (o < ordinal || (o === ordinal && slots[i - 1]! < s)) break
+        const before = slots[i - 1]!
+        const o = topo.ordinal[before]!
+        if (o < ordinal || (o === ordinal && before < s)) break
+        slots[i] = before
+        counts[i] = counts[i - 1]!
         i--
       }
-      slots.splice(i, 0, s)
-      v.counts.splice(i, 0, c)
+      slots[i] = s
+      counts[i] = c
     }
     v.placed += c
     topo.addUsed(v.kind, s, c)
@@ -286,46 +293,39 @@ export class Placer {
     const topo = this.#topo
     const k = v.kind
     const nodeFree = topo.nodeFree[k]
-    const nodeCap = topo.nodeCap[k]
     const nodes = topo.zoneNodes[z]!
     const zone = topo.zoneNames[z]!
     const counts = this.#nodeCount
     const excluded = this.#nodeMark
     const cands = this.#candidates[NODE]!
     for (;;) {
-      // Of the nodes holding none of the source, only the lowest free ordinal and the most free are offered.
+      // Nodes holding some of the source are offered; of the others, only the one with the lowest free ordinal
+      // and the one with the most free slots.
       let byOrdinal = NONE
       let lowest = Number.POSITIVE_INFINITY
       let byFree = NONE
       let most = 0
+      let count = 0
       for (const n of nodes) {
-        if (nodeFree[n]! <= 0 || counts[n]! > 0 || excluded[n] === mark) continue
+        const free = nodeFree[n]!
+        if (free <= 0 || excluded[n] === mark) continue
         if (restrict?.node !== undefined && !restrict.node(n)) continue
+        if (counts[n]! > 0) {
+          this.#fillNode(cands, count++, n, zone, k)
+          continue
+        }
         const o = topo.lowestFreeInNode(k, n)
         if (o < lowest) {
           lowest = o
           byOrdinal = n
         }
-        if (nodeFree[n]! > most) {
-          most = nodeFree[n]!
+        if (free > most) {
+          most = free
           byFree = n
         }
       }
-      let count = 0
-      for (const n of nodes) {
-        if (nodeFree[n]! <= 0 || excluded[n] === mark) continue
-        if (counts[n]! === 0 && n !== byOrdinal && n !== byFree) continue
-        if (counts[n]! > 0 && restrict?.node !== undefined && !restrict.node(n)) continue
-        const c = (cands[count++] ??= new MutableCandidate())
-        c.level = 'node'
-        c.ref = n
-        c.name = topo.nodeNames[n]!
-        c.zone = zone
-        c.free = nodeFree[n]!
-        c.capacity = nodeCap[n]!
-        c.placed = counts[n]!
-        c.lowestOrdinal = topo.lowestFreeInNode(k, n)
-      }
+      if (byOrdinal !== NONE) this.#fillNode(cands, count++, byOrdinal, zone, k)
+      if (byFree !== NONE && byFree !== byOrdinal) this.#fillNode(cands, count++, byFree, zone, k)
       if (count === 0) return NONE
       const i = this.#choose(NODE, count)
       if (i < 0) return NONE
@@ -336,6 +336,32 @@ export class Placer {
     }
   }
 
+  #fillNode(cands: MutableCandidate[], i: number, n: number, zone: string, k: KindIndex): void {
+    const topo = this.#topo
+    const c = (cands[i] ??= new MutableCandidate())
+    c.level = 'node'
+    c.ref = n
+    c.name = topo.nodeNames[n]!
+    c.zone = zone
+    c.free = topo.nodeFree[k][n]!
+    c.capacity = topo.nodeCap[k][n]!
+    c.placed = this.#nodeCount[n]!
+    c.lowestOrdinal = topo.lowestFreeInNode(k, n)
+  }
+
+  #fillDispatcher(cands: MutableCandidate[], i: number, s: number, zone: string, free: number, k: KindIndex): void {
+    const topo = this.#topo
+    const c = (cands[i] ??= new MutableCandidate())
+    c.level = 'dispatcher'
+    c.ref = s
+    c.name = topo.ids[s]!
+    c.zone = zone
+    c.free = free
+    c.capacity = topo.cap[k][s]!
+    c.placed = this.#slotCount[s]!
+    c.lowestOrdinal = topo.ordinal[s]!
+  }
+
   #placeInNode(v: VPodState, n: number, zone: string): number {
     const topo = this.#topo
     const k = v.kind
@@ -343,34 +369,26 @@ export class Placer {
     const used = topo.used[k]
     const slots = topo.nodeSlots[n]!
     const counts = this.#slotCount
+    const cands = this.#candidates[DISPATCHER]!
     let byOrdinal = NONE
     let byFree = NONE
     let most = 0
+    let count = 0
     for (const s of slots) {
       const free = cap[s]! - used[s]!
-      if (free <= 0 || counts[s]! > 0) continue
+      if (free <= 0) continue
+      if (counts[s]! > 0) {
+        this.#fillDispatcher(cands, count++, s, zone, free, k)
+        continue
+      }
       if (byOrdinal === NONE) byOrdinal = s
       if (free > most) {
         most = free
         byFree = s
       }
     }
-    const cands = this.#candidates[DISPATCHER]!
-    let count = 0
-    for (const s of slots) {
-      const free = cap[s]! - used[s]!
-      if (free <= 0) continue
-      if (counts[s]! === 0 && s !== byOrdinal && s !== byFree) continue
-      const c = (cands[count++] ??= new MutableCandidate())
-      c.level = 'dispatcher'
-      c.ref = s
-      c.name = topo.ids[s]!
-      c.zone = zone
-      c.free = free
-      c.capacity = cap[s]!
-      c.placed = counts[s]!
-      c.lowestOrdinal = topo.ordinal[s]!
-    }
+    if (byOrdinal !== NONE) this.#fillDispatcher(cands, count++, byOrdinal, zone, cap[byOrdinal]! - used[byOrdinal]!, k)
+    if (byFree !== NONE && byFree !== byOrdinal) this.#fillDispatcher(cands, count++, byFree, zone, most, k)
     if (count === 0) return NONE
     const i = this.#choose(DISPATCHER, count)
     return i < 0 ? NONE : cands[i]!.ref
