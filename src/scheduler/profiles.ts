@@ -48,6 +48,7 @@ export type SchedulerProfileName = keyof typeof SCHEDULER_PROFILES
 /** The profile used when none is named. */
 export const DEFAULT_PROFILE: SchedulerProfileName = 'ha'
 
+/** Whether a name is one of the shipped profiles (`ha`, `compact`). */
 export function isProfileName(name: string): name is SchedulerProfileName {
   return Object.hasOwn(SCHEDULER_PROFILES, name)
 }
