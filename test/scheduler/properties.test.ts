@@ -10,7 +10,7 @@ const PROFILES: Record<string, SchedulerConfig> = {
   ha: loadSchedulerConfig('ha'),
   compact: loadSchedulerConfig('compact')
 }
-const RUNS = Number(process.env['SHOAL_PROPERTY_RUNS'] ?? 150)
+const RUNS = Number(process.env['SHOAL_PROPERTY_RUNS'] ?? 300)
 
 interface DispatcherSpec {
   readonly zone: number
