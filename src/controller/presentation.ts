@@ -32,8 +32,8 @@ export function scheduledObservation(scheduling: PlacementsRecord | undefined, d
     return {
       type: 'Scheduled',
       status: 'False',
-      reason: 'InsufficientCapacity',
-      message: `${scheduling.pending} of ${Math.max(total, desired)} vreplicas pending: ${scheduling.reason ?? 'no dispatcher can take them'}`
+      reason: scheduling.reason ?? 'InsufficientCapacity',
+      message: `${scheduling.pending} of ${Math.max(total, desired)} vreplicas pending: ${scheduling.message ?? 'no dispatcher can take them'}`
     }
   }
   return { type: 'Scheduled', status: 'True' }

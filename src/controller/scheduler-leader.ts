@@ -184,14 +184,18 @@ export class LeaderTerm {
     await this.#tailer.close()
   }
 
-  /** The scheduler's rebalance proposal, from the current state. */
-  propose(): RebalanceProposal {
-    return this.#scheduler.proposeRebalance()
+  /** The scheduler's rebalance proposal, from the current state (after any pass that is due). */
+  propose(): Promise<RebalanceProposal> {
+    return this.#serially(async () => {
+      await this.#pass()
+      return this.#scheduler.proposeRebalance()
+    })
   }
 
   /** Applies a proposal computed at `revision`; refuses a stale one. Resolves when its moves are in the log. */
-  async approve(revision: number): Promise<{ moved: number; revision: number; score: number }> {
-    const run = this.#running.then(async () => {
+  approve(revision: number): Promise<{ moved: number; revision: number; score: number }> {
+    return this.#serially(async () => {
+      await this.#pass()
       const proposal = this.#scheduler.proposeRebalance()
       if (proposal.revision !== revision) {
         throw new ShoalError(
@@ -203,9 +207,17 @@ export class LeaderTerm {
       await this.#write(result.changes.map(c => c.key))
       return { moved: proposal.moves.length, revision: this.#scheduler.revision, score: this.#scheduler.balancedness() }
     })
+  }
+
+  /** Runs `work` after every pass and write before it, and before any after it. */
+  #serially<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.#running.then(work)
+    // The caller gets the error; the chain goes on (a fenced write still deposes this term).
     this.#running = run.then(
       () => undefined,
-      () => undefined
+      error => {
+        if (isFencing(error)) this.#onFailure(error)
+      }
     )
     return run
   }
@@ -331,7 +343,7 @@ export class LeaderTerm {
         slot,
         placements: placements.map(p => ({ podName: p.podName, vreplicas: p.vreplicas })),
         pending: pending?.count ?? 0,
-        ...(pending && pending.count > 0 ? { reason: pending.message } : {}),
+        ...(pending && pending.count > 0 ? { reason: pending.reason, message: pending.message } : {}),
         epoch: this.#epoch,
         revision,
         since: before && before.pending > 0 === (pending?.count ?? 0) > 0 ? before.since : now

@@ -29,8 +29,10 @@ export interface PlacementsRecord {
   readonly slot: SlotKind
   readonly placements: ReadonlyArray<{ readonly podName: string; readonly vreplicas: number }>
   readonly pending: number
-  /** Why vreplicas are pending, when some are. */
+  /** Why vreplicas are pending, when some are: `InsufficientCapacity` or `Unschedulable`. */
   readonly reason?: string
+  /** The same, for people: `insufficient consumer capacity: 3 of 10 vreplicas unplaced`. */
+  readonly message?: string
   readonly epoch: number
   /** Revision of the scheduler state this was computed from (rebalance proposals name it). */
   readonly revision: number
