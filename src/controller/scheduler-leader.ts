@@ -7,7 +7,7 @@ import { LogTailer, topicPartitions } from '../kafka/index.ts'
 import type { KafkaConnection } from '../kafka/index.ts'
 import { Scheduler } from '../scheduler/index.ts'
 import type { DispatcherInfo, RebalanceProposal, SchedulerConfig, VPod } from '../scheduler/index.ts'
-import { contractKey, decodeValue, encodeValue, isFencing, ordinalOf, schemaHeaders } from '../store/index.ts'
+import { appendInTransaction, contractKey, decodeValue, isFencing, ordinalOf } from '../store/index.ts'
 import type { ContractRecord, PlacementsRecord, ResourceStore, SlotKind, StoredEntry } from '../store/index.ts'
 
 /** Where the leader learns which dispatchers are alive. */
@@ -377,22 +377,7 @@ export class LeaderTerm {
       }
     }
     if (messages.length === 0) return
-    const tx = await this.#producer.beginTransaction()
-    try {
-      await tx.send({
-        messages: messages.map(m => ({
-          topic: m.topic,
-          partition: m.partition,
-          key: Buffer.from(m.key, 'utf8'),
-          value: m.value === null ? (null as unknown as Buffer) : encodeValue(m.value),
-          headers: schemaHeaders()
-        }))
-      })
-      await tx.commit()
-    } catch (error) {
-      await tx.abort().catch(() => tx.cancel().catch(() => undefined))
-      throw error
-    }
+    await appendInTransaction(this.#producer, messages)
     applyTo(this.#placements, nextPlacements)
     applyTo(this.#contracts, nextContracts)
   }

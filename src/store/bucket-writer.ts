@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { Producer } from '@platformatic/kafka'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
 import type { KafkaConnection, LogTailer } from '../kafka/index.ts'
-import { encodeValue, schemaHeaders } from './codec.ts'
+import { appendInTransaction } from './append.ts'
 import type { StoreNames } from './names.ts'
 import type { ResourceView } from './resource-view.ts'
 import type { NewMetadata, StoredEntry, StoredObject, WriteOp, WriteResult } from './types.ts'
@@ -187,21 +187,12 @@ export class BucketWriter {
   }
 
   async #transact(messages: Array<{ topic: string; key: string; value: unknown }>): Promise<Map<string, bigint>> {
-    const tx = await this.#producer.beginTransaction()
     try {
-      const result = await tx.send({
-        messages: messages.map(m => ({
-          topic: m.topic,
-          partition: this.bucket,
-          key: Buffer.from(m.key, 'utf8'),
-          value: m.value === null ? (null as unknown as Buffer) : encodeValue(m.value),
-          headers: schemaHeaders()
-        }))
-      })
-      await tx.commit()
-      return new Map((result.offsets ?? []).map(o => [o.topic, o.offset]))
+      return await appendInTransaction(
+        this.#producer,
+        messages.map(m => ({ ...m, partition: this.bucket }))
+      )
     } catch (error) {
-      await tx.abort().catch(() => tx.cancel().catch(() => undefined))
       if (isFencing(error)) {
         this.#state = 'fenced'
         throw new ShoalError(ErrorCodes.FENCED, `bucket ${this.bucket} was taken over by another replica`, {

@@ -19,3 +19,5 @@ export type {
 export { contractKey, ordinalOf } from './records.ts'
 export type { ContractRecord, MemberRecord, PlacementsRecord, SlotKind } from './records.ts'
 export { decodeValue, encodeValue, schemaHeaders } from './codec.ts'
+export { appendInTransaction } from './append.ts'
+export type { LogAppend } from './append.ts'
