@@ -1,0 +1,147 @@
+import type { CloudEventOverrides } from '../api/index.ts'
+import { isMediaType } from './attribute-checks.ts'
+import type { CloudEvent, CloudEventAttributes } from './cloud-event.ts'
+import { ATTRIBUTE_NAME, CONTEXT_ATTRIBUTES, TRACE_EXTENSIONS } from './cloud-event.ts'
+import type { KafkaRecord, RecordHeader } from './kafka-record.ts'
+import { decodeUtf8, recordHeaders } from './kafka-record.ts'
+import { isBinaryCloudEvent, isStructuredCloudEvent, parseBinary, parseStructured } from './passthrough.ts'
+
+// Knative KafkaSource's record → CloudEvent mapping (eventing-kafka-broker's dispatcher), plus its passthrough
+// of records that already are CloudEvents. Pure: no I/O, no clock, never throws on record content.
+
+/** The source a record was consumed for: its namespace and name make the event's `source`. */
+export interface SourceRef {
+  readonly namespace: string
+  readonly name: string
+}
+
+export interface MappingOptions {
+  /** `spec.ceOverrides`: extensions set on every event, passthrough included (as Knative does). */
+  readonly ceOverrides?: CloudEventOverrides | undefined
+}
+
+/** How the event was obtained from the record. */
+export type MappingMode = 'mapped' | 'binary' | 'structured'
+
+/**
+ * A record's CloudEvent, or `poison`: the record claims to be a CloudEvent and is not a valid one. `fallback`
+ * is the record mapped as a plain record, so a dead letter sink still receives its bytes and coordinates.
+ */
+export type MappingResult =
+  | { readonly kind: 'event'; readonly mode: MappingMode; readonly event: CloudEvent }
+  | { readonly kind: 'poison'; readonly reason: string; readonly fallback: CloudEvent }
+
+export const KAFKA_EVENT_TYPE = 'dev.knative.kafka.event'
+/** Prefix of the extension each Kafka header becomes (Knative's rule). */
+export const KAFKA_HEADER_PREFIX = 'kafkaheader'
+
+const EMPTY = Buffer.alloc(0)
+const RESERVED = new Set(CONTEXT_ATTRIBUTES)
+
+/**
+ * The CloudEvent for a Kafka record. A record with a `ce_specversion` header (binary mode) or a
+ * `content-type: application/cloudevents…` header (structured mode) passes through as the event it carries;
+ * any other record is mapped: id `partition:P/offset:O`, type `dev.knative.kafka.event`, source
+ * `/apis/v1/namespaces/NS/kafkasources/NAME#TOPIC`, subject `partition:P#O`, time the record's timestamp,
+ * the key as `key` and `partitionkey`, each header as `kafkaheader<name>`. See docs/delivery.md.
+ */
+export function recordToEvent(record: KafkaRecord, source: SourceRef, options: MappingOptions = {}): MappingResult {
+  const headers = recordHeaders(record.headers)
+  const value = record.value ?? EMPTY
+  const contentTypeHeader = lastHeader(headers, 'content-type')
+  const contentType = contentTypeHeader === undefined ? undefined : decodeUtf8(contentTypeHeader)
+  let parsed: ReturnType<typeof parseBinary> | undefined
+  let mode: MappingMode = 'mapped'
+  if (isStructuredCloudEvent(contentType)) {
+    parsed = parseStructured(contentType as string, value)
+    mode = 'structured'
+  } else if (isBinaryCloudEvent(headers)) {
+    parsed = parseBinary(headers, value)
+    mode = 'binary'
+  }
+  if (parsed !== undefined && !parsed.ok) {
+    return {
+      kind: 'poison',
+      reason: `${mode} CloudEvent: ${parsed.reason}`,
+      fallback: mapRecord(record, headers, source, options)
+    }
+  }
+  const event =
+    parsed === undefined ? mapRecord(record, headers, source, options) : finish(parsed.event, headers, options)
+  return { kind: 'event', mode, event }
+}
+
+/** The `source` attribute Knative gives a KafkaSource's events. */
+export function kafkaEventSource(source: SourceRef, topic: string): string {
+  return `/apis/v1/namespaces/${source.namespace}/kafkasources/${source.name}#${topic}`
+}
+
+/** Knative's header → extension name: `kafkaheader` + the name lowercased, all but a-z and 0-9 removed. */
+export function headerExtensionName(headerName: string): string {
+  return KAFKA_HEADER_PREFIX + headerName.toLowerCase().replace(/[^a-z0-9]/g, '')
+}
+
+function mapRecord(
+  record: KafkaRecord,
+  headers: readonly RecordHeader[],
+  source: SourceRef,
+  options: MappingOptions
+): CloudEvent {
+  const partition = record.partition
+  const offset = String(record.offset)
+  const timestamp = Number(record.timestamp)
+  const contentType = lastHeader(headers, 'content-type')
+  const contentTypeText = contentType === undefined ? undefined : decodeUtf8(contentType)
+  const attributes: CloudEventAttributes = {
+    specversion: '1.0',
+    id: `partition:${partition}/offset:${offset}`,
+    source: kafkaEventSource(source, record.topic),
+    type: KAFKA_EVENT_TYPE,
+    subject: `partition:${partition}#${offset}`,
+    ...(timestamp >= 0 && Number.isFinite(timestamp) ? { time: new Date(timestamp).toISOString() } : {}),
+    // eventing-kafka's adapter took the content-type header as datacontenttype; kept, so sinks get a Content-Type.
+    ...(contentTypeText !== undefined && isMediaType(contentTypeText) ? { datacontenttype: contentTypeText } : {})
+  }
+  const extensions: Record<string, string> = {}
+  if (record.key !== null && record.key !== undefined) {
+    const key = bytesAsText(record.key)
+    extensions['key'] = key
+    extensions['partitionkey'] = key
+  }
+  for (const header of headers) {
+    extensions[headerExtensionName(header.name)] = bytesAsText(header.value)
+  }
+  return finish({ attributes, extensions, data: record.value ?? EMPTY }, headers, options)
+}
+
+// Trace context from plain `traceparent`/`tracestate` headers (unless the event has its own), then overrides.
+function finish(event: CloudEvent, headers: readonly RecordHeader[], options: MappingOptions): CloudEvent {
+  const extensions: Record<string, string> = { ...event.extensions }
+  for (const name of TRACE_EXTENSIONS) {
+    if (extensions[name] !== undefined) continue
+    const value = lastHeader(headers, name)
+    const text = value === undefined ? undefined : decodeUtf8(value)
+    if (text !== undefined && text !== '') extensions[name] = text
+  }
+  const overrides = options.ceOverrides?.extensions
+  if (overrides !== undefined) {
+    for (const [name, text] of Object.entries(overrides)) {
+      // Validation refuses these names; a source written around it still cannot rewrite core attributes.
+      if (ATTRIBUTE_NAME.test(name) && !RESERVED.has(name)) extensions[name] = text
+    }
+  }
+  return { attributes: event.attributes, extensions, data: event.data }
+}
+
+// UTF-8 text as it is; other bytes as base64 (what Knative sends for a byte-array key), never lossy.
+function bytesAsText(bytes: Buffer): string {
+  return decodeUtf8(bytes) ?? bytes.toString('base64')
+}
+
+function lastHeader(headers: readonly RecordHeader[], name: string): Buffer | undefined {
+  for (let i = headers.length - 1; i >= 0; i--) {
+    const header = headers[i] as RecordHeader
+    if (header.name.toLowerCase() === name) return header.value
+  }
+  return undefined
+}
