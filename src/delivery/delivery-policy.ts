@@ -1,0 +1,97 @@
+import type { DeliverySpec, Destination, KafkaSource, ResolveOptions } from '../api/index.ts'
+import { parseIsoDuration, resolveDestination } from '../api/index.ts'
+import type { BackoffPolicy } from './backoff.ts'
+
+// A source's `delivery` spec resolved into numbers, with Shoal's defaults filled in field by field, and the
+// sink and dead letter sink resolved into URLs. See docs/delivery.md for why the defaults are what they are.
+
+/** Where to POST: an absolute http(s) URL and, for https, extra PEM CAs to trust besides the system's. */
+export interface SinkEndpoint {
+  readonly uri: string
+  readonly caCerts?: string
+}
+
+/** A resolved delivery spec. */
+export interface DeliveryPolicy {
+  /** Retries after the first attempt. */
+  readonly retry: number
+  readonly backoffPolicy: BackoffPolicy
+  readonly backoffDelayMs: number
+  /** Per attempt: the wait for the response headers, and again for the body. */
+  readonly timeoutMs: number
+  /** Cap on a Retry-After wait; absent: uncapped; 0: Retry-After is ignored. */
+  readonly retryAfterMaxMs?: number
+  readonly deadLetterSink?: SinkEndpoint
+}
+
+/** What one source's deliveries need: a fairness key, the sink, the policy. */
+export interface DeliveryTarget {
+  /** Queues and counters are kept per key; `KafkaSource/<namespace>/<name>` by convention. */
+  readonly sourceKey: string
+  readonly sink: SinkEndpoint
+  readonly policy: DeliveryPolicy
+}
+
+/** The defaults of each `delivery` field left out (and of all of them when `delivery` is absent). */
+export const DELIVERY_DEFAULTS = Object.freeze({
+  retry: 10,
+  backoffPolicy: 'exponential' as BackoffPolicy,
+  backoffDelayMs: 200,
+  timeoutMs: 300_000
+})
+
+/** The policy a `delivery` spec asks for; `deadLetterSink` is the spec's dead letter sink, already resolved. */
+export function resolveDeliveryPolicy(spec: DeliverySpec | undefined, deadLetterSink?: SinkEndpoint): DeliveryPolicy {
+  const retryAfterMaxMs = spec?.retryAfterMax === undefined ? undefined : parseIsoDuration(spec.retryAfterMax)
+  return Object.freeze({
+    retry: spec?.retry ?? DELIVERY_DEFAULTS.retry,
+    backoffPolicy: spec?.backoffPolicy ?? DELIVERY_DEFAULTS.backoffPolicy,
+    backoffDelayMs:
+      spec?.backoffDelay === undefined ? DELIVERY_DEFAULTS.backoffDelayMs : parseIsoDuration(spec.backoffDelay),
+    timeoutMs: spec?.timeout === undefined ? DELIVERY_DEFAULTS.timeoutMs : parseIsoDuration(spec.timeout),
+    ...(retryAfterMaxMs === undefined ? {} : { retryAfterMaxMs }),
+    ...(deadLetterSink === undefined ? {} : { deadLetterSink: Object.freeze({ ...deadLetterSink }) })
+  })
+}
+
+/** A target, or which destination did not resolve and why (a condition reason and message). */
+export type TargetResolution =
+  | { readonly kind: 'resolved'; readonly target: DeliveryTarget }
+  | {
+      readonly kind: 'unresolved'
+      readonly field: 'spec.sink' | 'spec.delivery.deadLetterSink'
+      readonly reason: string
+      readonly message: string
+    }
+
+/** The delivery target of a KafkaSource: its sink, its dead letter sink and its delivery policy. */
+export function deliveryTargetFor(source: KafkaSource, options: ResolveOptions): TargetResolution {
+  const namespace = source.metadata.namespace
+  const sink = endpoint(source.spec.sink, namespace, options)
+  if (sink.kind === 'unresolved') return { ...sink, field: 'spec.sink' }
+  const dls = source.spec.delivery?.deadLetterSink
+  const deadLetter = dls === undefined ? undefined : endpoint(dls, namespace, options)
+  if (deadLetter?.kind === 'unresolved') return { ...deadLetter, field: 'spec.delivery.deadLetterSink' }
+  return {
+    kind: 'resolved',
+    target: Object.freeze({
+      sourceKey: `KafkaSource/${namespace}/${source.metadata.name}`,
+      sink: sink.endpoint,
+      policy: resolveDeliveryPolicy(source.spec.delivery, deadLetter?.endpoint)
+    })
+  }
+}
+
+type EndpointResolution =
+  | { readonly kind: 'resolved'; readonly endpoint: SinkEndpoint }
+  | { readonly kind: 'unresolved'; readonly reason: string; readonly message: string }
+
+function endpoint(dest: Destination, namespace: string, options: ResolveOptions): EndpointResolution {
+  const resolved = resolveDestination(dest, namespace, options)
+  if (resolved.kind === 'unresolved') return { kind: 'unresolved', reason: resolved.reason, message: resolved.message }
+  const caCerts = dest.CACerts
+  return {
+    kind: 'resolved',
+    endpoint: Object.freeze({ uri: resolved.uri, ...(caCerts === undefined ? {} : { caCerts }) })
+  }
+}
