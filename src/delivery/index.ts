@@ -4,6 +4,18 @@ export { CONTEXT_ATTRIBUTES } from './cloud-event.ts'
 export type { CloudEvent, CloudEventAttributes } from './cloud-event.ts'
 export { ERROR_DATA_LIMIT, deadLetterEvent } from './dead-letter.ts'
 export type { DeliveryFailure } from './dead-letter.ts'
+export { DEAD_LETTER_MIN_BACKOFF_MS, DELIVERER_DEFAULTS, Deliverer } from './deliverer.ts'
+export type { DelivererOptions } from './deliverer.ts'
+export { DeliveryCounters } from './delivery-observer.ts'
+export type {
+  AttemptClass,
+  AttemptInfo,
+  DeliveryObserver,
+  Endpoint,
+  OutcomeInfo,
+  RetryInfo,
+  SourceCounts
+} from './delivery-observer.ts'
 export type { DeliveryOutcome, DeliveryOutcomeKind } from './delivery-outcome.ts'
 export { DELIVERY_DEFAULTS, deliveryTargetFor, resolveDeliveryPolicy } from './delivery-policy.ts'
 export type { DeliveryPolicy, DeliveryTarget, SinkEndpoint, TargetResolution } from './delivery-policy.ts'

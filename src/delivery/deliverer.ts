@@ -1,0 +1,259 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import { MAX_TIMER_MS, backoffDelay } from './backoff.ts'
+import type { CloudEvent } from './cloud-event.ts'
+import { deadLetterEvent } from './dead-letter.ts'
+import type { DeliveryFailure } from './dead-letter.ts'
+import { ERROR_DATA_LIMIT } from './dead-letter.ts'
+import type { DeliveryObserver, Endpoint } from './delivery-observer.ts'
+import type { DeliveryOutcome } from './delivery-outcome.ts'
+import type { DeliveryTarget, SinkEndpoint } from './delivery-policy.ts'
+import { classifyStatus } from './retriable.ts'
+import { honoursRetryAfter, parseRetryAfter, retryWait } from './retry-after.ts'
+import type { AttemptResult } from './sink-client.ts'
+import { SinkClient } from './sink-client.ts'
+
+// Delivery under a source's delivery spec: attempts, backoff, Retry-After, the dead letter sink, the drop policy.
+// Every wait is a timer bound to the caller's AbortSignal, so shutdown cancels pending backoffs at once.
+
+export interface DelivererOptions {
+  /** Concurrent requests (and so connections) per sink origin, over all sources. Default 128. */
+  readonly maxConnectionsPerOrigin?: number
+  /** TCP + TLS connect timeout. Default 10 s. */
+  readonly connectTimeoutMs?: number
+  /** How long an idle keep-alive connection is kept. Default 4 s (undici's). */
+  readonly keepAliveTimeoutMs?: number
+  /** Attempts at the dead letter sink before the event is dropped. Default: unlimited. */
+  readonly maxDeadLetterAttempts?: number
+  /** Cap on the wait between dead letter sink attempts. Default 30 s. */
+  readonly deadLetterMaxBackoffMs?: number
+  readonly observer?: DeliveryObserver
+  /** The clock Retry-After dates are read against. Default Date.now. */
+  readonly now?: () => number
+}
+
+/** The defaults of DelivererOptions. */
+export const DELIVERER_DEFAULTS = Object.freeze({
+  maxConnectionsPerOrigin: 128,
+  connectTimeoutMs: 10_000,
+  keepAliveTimeoutMs: 4_000,
+  maxDeadLetterAttempts: Number.POSITIVE_INFINITY,
+  deadLetterMaxBackoffMs: 30_000
+})
+
+/** The shortest wait between dead letter sink attempts, so a PT0S backoffDelay never spins. */
+export const DEAD_LETTER_MIN_BACKOFF_MS = 100
+
+/** Delivers CloudEvents to sinks; one per dispatcher process, shared by all its sources. */
+export class Deliverer {
+  readonly #client: SinkClient
+  readonly #observer: DeliveryObserver
+  readonly #now: () => number
+  readonly #maxDeadLetterAttempts: number
+  readonly #deadLetterMaxBackoffMs: number
+
+  constructor(options: DelivererOptions = {}) {
+    const maxConnectionsPerOrigin = options.maxConnectionsPerOrigin ?? DELIVERER_DEFAULTS.maxConnectionsPerOrigin
+    if (!Number.isSafeInteger(maxConnectionsPerOrigin) || maxConnectionsPerOrigin < 1) {
+      throw new RangeError(`maxConnectionsPerOrigin ${maxConnectionsPerOrigin} is not a positive integer`)
+    }
+    const maxDeadLetterAttempts = options.maxDeadLetterAttempts ?? DELIVERER_DEFAULTS.maxDeadLetterAttempts
+    if (!(maxDeadLetterAttempts >= 1)) throw new RangeError(`maxDeadLetterAttempts ${maxDeadLetterAttempts} is below 1`)
+    this.#client = new SinkClient({
+      maxConnectionsPerOrigin,
+      connectTimeoutMs: options.connectTimeoutMs ?? DELIVERER_DEFAULTS.connectTimeoutMs,
+      keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? DELIVERER_DEFAULTS.keepAliveTimeoutMs,
+      errorDataLimit: ERROR_DATA_LIMIT
+    })
+    this.#observer = options.observer ?? {}
+    this.#now = options.now ?? Date.now
+    this.#maxDeadLetterAttempts = maxDeadLetterAttempts
+    this.#deadLetterMaxBackoffMs = options.deadLetterMaxBackoffMs ?? DELIVERER_DEFAULTS.deadLetterMaxBackoffMs
+  }
+
+  /** Connection slots in use and requests waiting for one, over every origin. */
+  get load(): { readonly origins: number; readonly inFlight: number; readonly queued: number } {
+    return this.#client.load
+  }
+
+  /**
+   * Delivers `event` to the target's sink under its policy. Never rejects: the outcome says what happened, and
+   * `aborted` means `signal` fired first (the event must be delivered again later).
+   */
+  async deliver(event: CloudEvent, target: DeliveryTarget, signal?: AbortSignal): Promise<DeliveryOutcome> {
+    const started = performance.now()
+    const outcome = await this.#deliver(event, target, signal)
+    this.#observer.onOutcome?.({ sourceKey: target.sourceKey, outcome, latencyMs: performance.now() - started })
+    return outcome
+  }
+
+  /**
+   * Sends `event` straight to the dead letter sink, for a record that cannot be delivered at all (a poison
+   * record); `reason` goes into `knativeerrordata`. Without a dead letter sink the event is dropped.
+   */
+  async deadLetter(
+    event: CloudEvent,
+    target: DeliveryTarget,
+    reason: string,
+    signal?: AbortSignal
+  ): Promise<DeliveryOutcome> {
+    const started = performance.now()
+    const failure: DeliveryFailure = { destination: target.sink.uri, data: Buffer.from(reason) }
+    const outcome = await this.#toDeadLetter(event, target, failure, reason, 0, signal)
+    this.#observer.onOutcome?.({ sourceKey: target.sourceKey, outcome, latencyMs: performance.now() - started })
+    return outcome
+  }
+
+  /** Closes every connection; deliveries in flight end as network errors. */
+  async close(): Promise<void> {
+    await this.#client.close()
+  }
+
+  async #deliver(event: CloudEvent, target: DeliveryTarget, signal?: AbortSignal): Promise<DeliveryOutcome> {
+    const { policy, sourceKey } = target
+    let attempts = 0
+    for (;;) {
+      const result = await this.#attempt(sourceKey, 'sink', target.sink, event, policy.timeoutMs, attempts + 1, signal)
+      if (result === undefined) return { kind: 'aborted', attempts, deadLetterAttempts: 0 }
+      attempts++
+      if (result.kind === 'response') {
+        const verdict = classifyStatus(result.status)
+        if (verdict === 'delivered') return { kind: 'delivered', status: result.status, attempts }
+        if (verdict === 'fail') {
+          const reason = `sink answered ${result.status}`
+          return this.#toDeadLetter(event, target, failureOf(target, result), reason, attempts, signal)
+        }
+      }
+      if (attempts > policy.retry) {
+        const reason =
+          result.kind === 'response'
+            ? `sink answered ${result.status} on all ${attempts} attempts`
+            : `sink unreachable on all ${attempts} attempts: ${result.error}`
+        return this.#toDeadLetter(event, target, failureOf(target, result), reason, attempts, signal)
+      }
+      const delayMs = this.#wait(target, attempts, result, Number.POSITIVE_INFINITY, 0)
+      this.#observer.onRetry?.({ sourceKey, endpoint: 'sink', retry: attempts, delayMs })
+      if (!(await pause(delayMs, signal))) return { kind: 'aborted', attempts, deadLetterAttempts: 0 }
+    }
+  }
+
+  async #toDeadLetter(
+    event: CloudEvent,
+    target: DeliveryTarget,
+    failure: DeliveryFailure,
+    reason: string,
+    attempts: number,
+    signal?: AbortSignal
+  ): Promise<DeliveryOutcome> {
+    const sinkStatus = failure.status === undefined ? {} : { sinkStatus: failure.status }
+    const dls = target.policy.deadLetterSink
+    if (dls === undefined) {
+      return {
+        kind: 'dropped',
+        ...sinkStatus,
+        reason: `${reason}; no dead letter sink`,
+        attempts,
+        deadLetterAttempts: 0
+      }
+    }
+    const letter = deadLetterEvent(event, failure)
+    let tries = 0
+    for (;;) {
+      const result = await this.#attempt(
+        target.sourceKey,
+        'dead-letter',
+        dls,
+        letter,
+        target.policy.timeoutMs,
+        tries + 1,
+        signal
+      )
+      if (result === undefined) return { kind: 'aborted', attempts, deadLetterAttempts: tries }
+      tries++
+      if (result.kind === 'response' && classifyStatus(result.status) === 'delivered') {
+        return {
+          kind: 'dead-lettered',
+          status: result.status,
+          ...sinkStatus,
+          reason,
+          attempts,
+          deadLetterAttempts: tries
+        }
+      }
+      if (tries >= this.#maxDeadLetterAttempts) {
+        const why = result.kind === 'response' ? `answered ${result.status}` : `unreachable: ${result.error}`
+        return {
+          kind: 'dropped',
+          ...sinkStatus,
+          reason: `${reason}; dead letter sink ${why} on all ${tries} attempts`,
+          attempts,
+          deadLetterAttempts: tries
+        }
+      }
+      // The dead letter sink is the last stop: every failure is retried, with a floor and a cap on the wait.
+      const delayMs = this.#wait(target, tries, result, this.#deadLetterMaxBackoffMs, DEAD_LETTER_MIN_BACKOFF_MS)
+      this.#observer.onRetry?.({ sourceKey: target.sourceKey, endpoint: 'dead-letter', retry: tries, delayMs })
+      if (!(await pause(delayMs, signal))) return { kind: 'aborted', attempts, deadLetterAttempts: tries }
+    }
+  }
+
+  // One attempt, reported to the observer; undefined when `signal` aborted it.
+  async #attempt(
+    sourceKey: string,
+    endpoint: Endpoint,
+    sink: SinkEndpoint,
+    event: CloudEvent,
+    timeoutMs: number,
+    attempt: number,
+    signal?: AbortSignal
+  ): Promise<AttemptResult | undefined> {
+    if (signal?.aborted === true) return undefined
+    let result: AttemptResult
+    try {
+      result = await this.#client.send(sourceKey, sink, event, timeoutMs, signal)
+    } catch {
+      return undefined // aborted while queued for a connection slot
+    }
+    // An attempt cut short by the caller's abort is not a sink failure.
+    if (aborted(signal)) return undefined
+    this.#observer.onAttempt?.({
+      sourceKey,
+      endpoint,
+      attempt,
+      ...(result.kind === 'response' ? { status: result.status } : { error: result.error }),
+      durationMs: result.durationMs
+    })
+    return result
+  }
+
+  #wait(target: DeliveryTarget, retry: number, result: AttemptResult, maxMs: number, minMs: number): number {
+    const { policy } = target
+    const backoff = backoffDelay(policy.backoffPolicy, policy.backoffDelayMs, retry)
+    const retryAfter =
+      result.kind === 'response' && honoursRetryAfter(result.status)
+        ? parseRetryAfter(result.retryAfter, this.#now())
+        : undefined
+    const wait = retryWait(backoff, retryAfter, policy.retryAfterMaxMs)
+    return Math.max(minMs, Math.min(wait, maxMs, MAX_TIMER_MS))
+  }
+}
+
+function failureOf(target: DeliveryTarget, result: AttemptResult): DeliveryFailure {
+  if (result.kind === 'response') return { destination: target.sink.uri, status: result.status, data: result.body }
+  // Knative puts "dispatch error: …" in knativeerrordata when there was no response.
+  return { destination: target.sink.uri, data: Buffer.from(`dispatch error: ${result.error}`) }
+}
+
+function aborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true
+}
+
+// Waits `ms`; false when `signal` aborted first.
+async function pause(ms: number, signal?: AbortSignal): Promise<boolean> {
+  if (signal?.aborted === true) return false
+  try {
+    await sleep(ms, undefined, signal === undefined ? undefined : { signal })
+    return true
+  } catch {
+    return false
+  }
+}
