@@ -1,0 +1,26 @@
+/** Records in flight per vreplica when a source does not say. */
+export const DEFAULT_MAX_IN_FLIGHT = 100
+
+/** How often each member commits the offsets it may commit. */
+export const COMMIT_INTERVAL_MS = 1_000
+
+/** How long `close` waits for in-flight deliveries before it aborts them and commits what is handled. */
+export const DEFAULT_DRAIN_MS = 10_000
+
+/**
+ * Fetched records of one partition that may sit between its committable offset and its fetch position.
+ * A record that takes long (a sink in retry) holds the commit of its partition back; in unordered mode the
+ * records after it go on being delivered, and this caps how many — so memory stays bounded, and so does
+ * what a crash would deliver again.
+ */
+export const MAX_UNCOMMITTED_PER_PARTITION = 10_000
+
+/** How long a fetch waits at the broker for data; also the most a newly eligible partition waits to be fetched. */
+export const FETCH_MAX_WAIT_MS = 500
+/** Bytes one fetch may return for one partition (the broker still returns a bigger first batch whole). */
+export const FETCH_PARTITION_MAX_BYTES = 1024 * 1024
+/** Bytes one fetch may return in all. */
+export const FETCH_MAX_BYTES = 8 * 1024 * 1024
+
+/** Backoff of a record whose `deliver` threw: doubles from the first to the last value. */
+export const DELIVER_ERROR_BACKOFF_MS = { first: 500, max: 30_000 } as const

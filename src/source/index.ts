@@ -1,0 +1,14 @@
+export { SourceRunner } from './source-runner.ts'
+export type { SourceRunnerCloseOptions, SourceRunnerOptions, SourceRunnerStatus } from './source-runner.ts'
+export type { MemberStatus, PartitionStatus } from './source-member.ts'
+export { commitInitialOffsets } from './initial-offsets.ts'
+export type { CommitInitialOffsetsOptions, InitialOffsetsResult } from './initial-offsets.ts'
+export type { PartitionOffset } from './offset-committer.ts'
+export {
+  COMMIT_INTERVAL_MS,
+  DEFAULT_DRAIN_MS,
+  DEFAULT_MAX_IN_FLIGHT,
+  MAX_UNCOMMITTED_PER_PARTITION
+} from './defaults.ts'
+export { InitialOffsets, Orderings } from './types.ts'
+export type { Deliver, InitialOffset, KafkaSourceSpec, Ordering, Outcome, SourceLog, SourceRecord } from './types.ts'

@@ -1,0 +1,64 @@
+import { ConnectionPool, offsetCommitV8 } from '@platformatic/kafka'
+import type { Broker } from '@platformatic/kafka'
+
+/** Who commits: a group member's identity in its current generation. */
+export interface CommitIdentity {
+  readonly groupId: string
+  readonly generationId: number
+  readonly memberId: string
+  readonly groupInstanceId: string | null
+  /** The group coordinator's address. */
+  readonly coordinator: Broker
+}
+
+export interface PartitionOffset {
+  readonly topic: string
+  readonly partition: number
+  /** The next offset to consume. */
+  readonly offset: bigint
+}
+
+/**
+ * Commits a member's offsets with OffsetCommit on a connection of its own, not the member's client's.
+ * The client sends group requests (JoinGroup, Heartbeat, its own commits) on one coordinator connection, and a
+ * broker answers a connection's requests in order; a JoinGroup is answered only when the rebalance completes,
+ * so a commit queued behind it would wait out the rebalance and then fail with a stale generation — and the
+ * client answers a failed commit by rejoining, which starts another rebalance. Here a commit during a
+ * rebalance (the moment that matters most: partitions are about to move) reaches the coordinator at once,
+ * and a failure is only reported: the member's heartbeat, not a commit, decides when to rejoin.
+ */
+export class OffsetCommitter {
+  readonly #pool: ConnectionPool
+
+  constructor(clientId: string) {
+    this.#pool = new ConnectionPool(`${clientId}-commits`)
+  }
+
+  async commit(identity: CommitIdentity, offsets: readonly PartitionOffset[]): Promise<void> {
+    if (offsets.length === 0) return
+    const byTopic = new Map<string, offsetCommitV8.OffsetCommitRequestPartition[]>()
+    for (const { topic, partition, offset } of offsets) {
+      const list = byTopic.get(topic) ?? []
+      list.push({
+        partitionIndex: partition,
+        committedOffset: offset,
+        committedLeaderEpoch: -1,
+        committedMetadata: null
+      })
+      byTopic.set(topic, list)
+    }
+    const connection = await this.#pool.get(identity.coordinator)
+    await offsetCommitV8.api.async(
+      connection,
+      identity.groupId,
+      identity.generationId,
+      identity.memberId,
+      identity.groupInstanceId,
+      [...byTopic].map(([name, partitions]) => ({ name, partitions }))
+    )
+  }
+
+  async close(): Promise<void> {
+    await this.#pool.close()
+  }
+}

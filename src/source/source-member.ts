@@ -1,0 +1,753 @@
+import { ConnectionPool, Consumer } from '@platformatic/kafka'
+import type { Broker, ClusterMetadata, fetchV17 } from '@platformatic/kafka'
+import {
+  GROUP_HEARTBEAT_INTERVAL_MS,
+  GROUP_REBALANCE_TIMEOUT_MS,
+  GROUP_SESSION_TIMEOUT_MS,
+  IsolationLevels
+} from '../kafka/index.ts'
+import {
+  COMMIT_INTERVAL_MS,
+  DELIVER_ERROR_BACKOFF_MS,
+  FETCH_MAX_BYTES,
+  FETCH_MAX_WAIT_MS,
+  FETCH_PARTITION_MAX_BYTES,
+  MAX_UNCOMMITTED_PER_PARTITION
+} from './defaults.ts'
+import type { OffsetCommitter } from './offset-committer.ts'
+import { OffsetTracker } from './offset-tracker.ts'
+import type { TrackedOffset } from './offset-tracker.ts'
+import { decodeFetchedBatches } from './record-batches.ts'
+import type { Deliver, KafkaSourceSpec, Outcome, SourceLog, SourceRecord } from './types.ts'
+import { Wake, sleep } from './wake.ts'
+
+/**
+ * The assignor every member of a source's group proposes. Cooperative-sticky (KIP-429, here over the classic
+ * protocol): a rebalance moves only the partitions that must move, and the others keep being fetched and
+ * delivered throughout it, so scaling a source up or down interrupts — and redelivers — only what moves.
+ */
+const ASSIGNOR = 'cooperative-sticky'
+
+// Fetch response error codes handled here (the rest mean "refresh metadata and try again").
+const OFFSET_OUT_OF_RANGE = 1
+
+// Special ListOffsets timestamps.
+const EARLIEST_TIMESTAMP = -2n
+const LATEST_TIMESTAMP = -1n
+
+export interface SourceMemberOptions {
+  readonly brokers: readonly string[]
+  readonly clientId: string
+  readonly source: KafkaSourceSpec
+  readonly maxInFlight: number
+  /** The static member id (KIP-345): a member that comes back under it within the session timeout keeps its partitions. */
+  readonly groupInstanceId: string
+  readonly deliver: Deliver
+  readonly committer: OffsetCommitter
+  readonly log: SourceLog
+}
+
+/** One owned partition's state in a member. */
+interface PartitionRun {
+  readonly id: string
+  readonly topic: string
+  readonly partition: number
+  /** Undefined until the start position is known (committed offset, or initialOffset). */
+  tracker: OffsetTracker | undefined
+  /** Fetched records not started yet, from `head` on (a started one is let go). */
+  queue: Array<QueuedRecord | undefined>
+  head: number
+  inFlight: number
+  lastCommitted: bigint | undefined
+  /** Set once the partition is no longer this member's: nothing more is fetched, started or committed for it. */
+  revoked: boolean
+  resetting: boolean
+}
+
+interface QueuedRecord {
+  readonly record: SourceRecord
+  readonly tracker: OffsetTracker
+  readonly entry: TrackedOffset
+}
+
+/** A member's partition as `status()` shows it. */
+export interface PartitionStatus {
+  readonly topic: string
+  readonly partition: number
+  /** Next offset to fetch; undefined while the start position is being looked up. */
+  readonly position: bigint | undefined
+  /** The offset a commit would name now. */
+  readonly committable: bigint | undefined
+  /** The offset last committed by this member. */
+  readonly committed: bigint | undefined
+  readonly queued: number
+  readonly inFlight: number
+}
+
+/** One group member as `status()` shows it. */
+export interface MemberStatus {
+  readonly groupInstanceId: string
+  readonly memberId: string | null
+  readonly generationId: number
+  /** Joins and rebalances this member took part in (the client's events). */
+  readonly joins: number
+  readonly rebalances: number
+  readonly inFlight: number
+  readonly queued: number
+  readonly partitions: readonly PartitionStatus[]
+  readonly outcomes: Readonly<Record<Outcome, number>>
+  /** Times `deliver` threw (each retried). */
+  readonly deliverErrors: number
+}
+
+export interface MemberCloseOptions {
+  readonly drainMs: number
+  /** Send LeaveGroup (the partitions move at once) rather than let the static membership hold them until the session times out. */
+  readonly leaveGroup: boolean
+}
+
+/**
+ * One vreplica: one member of the source's consumer group (classic protocol, static membership) with its own
+ * fetch loop and delivery window. The client runs the membership — joins, the heartbeat on its own timer,
+ * rejoins — while this decides what to fetch, what to deliver and what to commit. Records come from the
+ * client's low-level `fetch` rather than its MessagesStream: that stream neither drops aborted transactions
+ * reliably under read_committed nor pauses per partition, and it commits on its own schedule.
+ */
+export class SourceMember {
+  readonly #options: SourceMemberOptions
+  readonly #consumer: Consumer
+  /** Fetches go on connections of their own, so a long-polling fetch never delays a heartbeat or a join. */
+  readonly #fetchPool: ConnectionPool
+  readonly #runs = new Map<string, PartitionRun>()
+  readonly #wake = new Wake()
+  readonly #abort = new AbortController()
+  readonly #topics: ReadonlySet<string>
+  #brokers = new Map<number, Broker>()
+  #staleMetadata = false
+  #inFlight = 0
+  #queued = 0
+  #cursor = 0
+  #stopping = false
+  #loop: Promise<void> | undefined
+  #commitTimer: NodeJS.Timeout | undefined
+  #commitChain: Promise<void> = Promise.resolve()
+  #commitPending = false
+  #commitFailures = 0
+  #joining: Promise<void> | undefined
+  #inactiveSince: number | undefined
+  #joins = 0
+  #rebalances = 0
+  #deliverErrors = 0
+  readonly #outcomes: Record<Outcome, number> = { delivered: 0, 'dead-lettered': 0, dropped: 0 }
+  #drained: Array<() => void> = []
+  #closing: Promise<void> | undefined
+
+  constructor(options: SourceMemberOptions) {
+    this.#options = options
+    this.#topics = new Set(options.source.topics)
+    this.#consumer = new Consumer({
+      clientId: options.clientId,
+      bootstrapBrokers: [...options.brokers],
+      groupId: options.source.groupId,
+      groupInstanceId: options.groupInstanceId,
+      sessionTimeout: GROUP_SESSION_TIMEOUT_MS,
+      heartbeatInterval: GROUP_HEARTBEAT_INTERVAL_MS,
+      rebalanceTimeout: GROUP_REBALANCE_TIMEOUT_MS,
+      protocols: [{ name: ASSIGNOR, version: 1 }],
+      autocommit: false,
+      isolationLevel: IsolationLevels.READ_COMMITTED,
+      retries: 3,
+      retryDelay: 250
+    })
+    this.#fetchPool = new ConnectionPool(`${options.clientId}-fetch`)
+    this.#consumer.on('consumer:group:join', () => {
+      this.#joins++
+      this.#reconcile()
+    })
+    this.#consumer.on('consumer:group:rebalance', () => {
+      this.#rebalances++
+      // Partitions may be about to move: commit what is handled now, while this generation still stands.
+      this.#reconcile()
+      this.#requestCommit()
+    })
+    this.#consumer.on('error', error => this.#options.log('warn', 'consumer group error', this.#fields({ error })))
+  }
+
+  get groupInstanceId(): string {
+    return this.#options.groupInstanceId
+  }
+
+  /** Joins the group in the background and starts fetching and delivering. */
+  start(): void {
+    this.#consumer.topics.trackAll(...this.#options.source.topics)
+    this.#loop = this.#run()
+  }
+
+  status(): MemberStatus {
+    const partitions: PartitionStatus[] = []
+    for (const run of this.#runs.values()) {
+      partitions.push({
+        topic: run.topic,
+        partition: run.partition,
+        position: run.tracker?.position,
+        committable: run.tracker?.committable(),
+        committed: run.lastCommitted,
+        queued: run.queue.length - run.head,
+        inFlight: run.inFlight
+      })
+    }
+    return {
+      groupInstanceId: this.#options.groupInstanceId,
+      memberId: this.#consumer.memberId,
+      generationId: this.#consumer.generationId,
+      joins: this.#joins,
+      rebalances: this.#rebalances,
+      inFlight: this.#inFlight,
+      queued: this.#queued,
+      partitions,
+      outcomes: { ...this.#outcomes },
+      deliverErrors: this.#deliverErrors
+    }
+  }
+
+  /**
+   * Stops fetching, waits up to `drainMs` for in-flight deliveries (records fetched but not started are
+   * left to whoever consumes the partition next), aborts the rest, commits what is handled, and leaves the
+   * group or not.
+   */
+  close(options: MemberCloseOptions): Promise<void> {
+    this.#closing ??= this.#close(options)
+    return this.#closing
+  }
+
+  async #close(options: MemberCloseOptions): Promise<void> {
+    this.#stopping = true
+    clearInterval(this.#commitTimer)
+    for (const run of this.#runs.values()) this.#dropQueue(run)
+    this.#wake.notify()
+    await this.#waitForInFlight(options.drainMs)
+    this.#abort.abort()
+    await this.#loop?.catch(() => undefined)
+    await this.#commitChain
+    await withTimeout(this.#commitOnce(undefined), 5_000).catch(error =>
+      this.#options.log('warn', 'final offset commit failed', this.#fields({ error }))
+    )
+    const consumer = this.#consumer
+    try {
+      if (!options.leaveGroup) {
+        // A static member that closes without LeaveGroup keeps its partitions for the session timeout, so the
+        // same dispatcher restarting takes them back without a rebalance. The client always sends LeaveGroup
+        // when it has a member id, so it is told it has none.
+        consumer.memberId = null
+        await new Promise<void>(resolve => consumer.leaveGroup(false, () => resolve()))
+      }
+      await consumer.close()
+    } catch (error) {
+      this.#options.log('warn', 'consumer did not close cleanly', this.#fields({ error }))
+      await consumer.close(true).catch(() => undefined)
+    }
+    await this.#fetchPool.close().catch(() => undefined)
+    this.#runs.clear()
+  }
+
+  async #run(): Promise<void> {
+    await this.#join()
+    if (this.#stopping) return
+    this.#commitTimer = setInterval(() => this.#requestCommit(), COMMIT_INTERVAL_MS)
+    this.#commitTimer.unref()
+    await this.#fetchLoop()
+  }
+
+  /** Joins (or rejoins) the group, retrying until it succeeds or the member stops. */
+  #join(): Promise<void> {
+    this.#joining ??= (async () => {
+      let failures = 0
+      while (!this.#stopping) {
+        try {
+          await this.#consumer.joinGroup({})
+          return
+        } catch (error) {
+          if (this.#stopping) return
+          failures++
+          this.#options.log('warn', 'joining the consumer group failed; retrying', this.#fields({ error, failures }))
+          await sleep(Math.min(5_000, 250 * 2 ** Math.min(failures, 5)), this.#abort.signal)
+        }
+      }
+    })().finally(() => (this.#joining = undefined))
+    return this.#joining
+  }
+
+  async #fetchLoop(): Promise<void> {
+    let failures = 0
+    while (!this.#stopping) {
+      this.#reconcile()
+      this.#watchMembership()
+      const runs = this.#fetchable()
+      if (runs.length === 0) {
+        await this.#wake.wait(FETCH_MAX_WAIT_MS)
+        continue
+      }
+      try {
+        await this.#fetchRound(runs)
+        failures = 0
+      } catch (error) {
+        if (this.#stopping) return
+        failures++
+        this.#staleMetadata = true
+        if (failures > 3) this.#options.log('warn', 'fetch failed; retrying', this.#fields({ error, failures }))
+        await sleep(Math.min(2_000, 100 * 2 ** Math.min(failures, 5)), this.#abort.signal)
+      }
+    }
+  }
+
+  /**
+   * The client rejoins by itself when a heartbeat says so, but gives up after its retries; a member left
+   * outside the group that long joins again here.
+   */
+  #watchMembership(): void {
+    if (this.#consumer.isActive() || this.#joining) {
+      this.#inactiveSince = undefined
+      return
+    }
+    this.#inactiveSince ??= Date.now()
+    if (Date.now() - this.#inactiveSince > GROUP_REBALANCE_TIMEOUT_MS) {
+      this.#inactiveSince = undefined
+      this.#options.log('warn', 'member outside its group; rejoining', this.#fields({}))
+      void this.#join()
+    }
+  }
+
+  /** Partitions to fetch now: started, not revoked, their last fetch all started, not too far ahead of the commit. */
+  #fetchable(): PartitionRun[] {
+    // Unordered: the member's window is full and enough is buffered to refill it — fetching waits.
+    if (this.#options.source.ordering === 'unordered' && this.#queued >= this.#options.maxInFlight) return []
+    const runs: PartitionRun[] = []
+    for (const run of this.#runs.values()) {
+      if (run.revoked || run.resetting || run.tracker === undefined) continue
+      if (run.head < run.queue.length) continue
+      if (run.tracker.outstanding >= MAX_UNCOMMITTED_PER_PARTITION) continue
+      runs.push(run)
+    }
+    return runs
+  }
+
+  async #fetchRound(runs: readonly PartitionRun[]): Promise<void> {
+    const metadata = await this.#consumer.metadata({ topics: [...this.#topics], forceUpdate: this.#staleMetadata })
+    this.#staleMetadata = false
+    this.#rememberBrokers(metadata)
+    const byNode = new Map<number, PartitionRun[]>()
+    for (const run of runs) {
+      const leader = metadata.topics.get(run.topic)?.partitions[run.partition]?.leader
+      if (leader === undefined || leader < 0) {
+        this.#staleMetadata = true
+        continue
+      }
+      const list = byNode.get(leader) ?? []
+      list.push(run)
+      byNode.set(leader, list)
+    }
+    await Promise.all([...byNode].map(([node, list]) => this.#fetchFrom(node, list, metadata)))
+  }
+
+  async #fetchFrom(node: number, runs: readonly PartitionRun[], metadata: ClusterMetadata): Promise<void> {
+    const requested = new Map<string, { run: PartitionRun; position: bigint }>()
+    const byTopicId = new Map<string, fetchV17.FetchRequestPartition[]>()
+    const topicOf = new Map<string, string>()
+    for (const run of runs) {
+      const topicId = metadata.topics.get(run.topic)?.id
+      if (topicId === undefined || run.tracker === undefined) continue
+      topicOf.set(topicId, run.topic)
+      const position = run.tracker.position
+      requested.set(run.id, { run, position })
+      const list = byTopicId.get(topicId) ?? []
+      list.push({
+        partition: run.partition,
+        fetchOffset: position,
+        partitionMaxBytes: FETCH_PARTITION_MAX_BYTES,
+        currentLeaderEpoch: -1,
+        lastFetchedEpoch: -1
+      })
+      byTopicId.set(topicId, list)
+    }
+    if (requested.size === 0) return
+    let response: fetchV17.FetchResponse
+    try {
+      response = await this.#consumer.fetch({
+        node,
+        topics: [...byTopicId].map(([topicId, partitions]) => ({ topicId, partitions })),
+        minBytes: 1,
+        maxBytes: FETCH_MAX_BYTES,
+        maxWaitTime: FETCH_MAX_WAIT_MS,
+        isolationLevel: IsolationLevels.READ_COMMITTED,
+        connectionPool: this.#fetchPool
+      })
+    } catch (error) {
+      // A partition-level error fails the whole call; the other partitions' data is still in the response.
+      const partial = responseOf(error)
+      if (partial === undefined) throw error
+      response = partial
+    }
+    for (const topicResponse of response.responses) {
+      const topic = topicOf.get(topicResponse.topicId)
+      if (topic === undefined) continue
+      for (const p of topicResponse.partitions) {
+        const asked = requested.get(`${topic}/${p.partitionIndex}`)
+        if (asked === undefined) continue
+        const { run, position } = asked
+        // The partition moved, was reset or refetched meanwhile: this answer is stale.
+        if (run.revoked || run.tracker === undefined || run.tracker.position !== position || this.#stopping) continue
+        if (p.errorCode === OFFSET_OUT_OF_RANGE) {
+          void this.#resetOutOfRange(run, position)
+          continue
+        }
+        if (p.errorCode !== 0) {
+          this.#staleMetadata = true
+          continue
+        }
+        this.#accept(run, p)
+      }
+    }
+    this.#pump()
+  }
+
+  #accept(run: PartitionRun, p: fetchV17.FetchResponsePartition): void {
+    const tracker = run.tracker!
+    const decoded = decodeFetchedBatches(
+      run.topic,
+      run.partition,
+      p.records ?? [],
+      p.abortedTransactions ?? [],
+      tracker.position,
+      p.lastStableOffset
+    )
+    if (run.head > 0 && run.head === run.queue.length) {
+      run.queue = []
+      run.head = 0
+    }
+    for (const record of decoded.records) {
+      run.queue.push({ record, tracker, entry: tracker.fetched(record.offset) })
+    }
+    this.#queued += decoded.records.length
+    tracker.advanceTo(decoded.next)
+  }
+
+  /** Starts deliveries while the window has room: ordered, one per partition; unordered, round-robin over partitions. */
+  #pump(): void {
+    if (this.#stopping) return
+    const max = this.#options.maxInFlight
+    const runs = [...this.#runs.values()]
+    if (runs.length === 0) return
+    if (this.#options.source.ordering === 'ordered') {
+      for (let i = 0; i < runs.length && this.#inFlight < max; i++) {
+        const run = runs[(this.#cursor + i) % runs.length]!
+        if (run.inFlight === 0 && run.head < run.queue.length) this.#start(run)
+      }
+      this.#cursor = (this.#cursor + 1) % runs.length
+      return
+    }
+    let started = true
+    while (started && this.#inFlight < max) {
+      started = false
+      for (let i = 0; i < runs.length && this.#inFlight < max; i++) {
+        const run = runs[(this.#cursor + i) % runs.length]!
+        if (run.head < run.queue.length) {
+          this.#start(run)
+          started = true
+        }
+      }
+      this.#cursor = (this.#cursor + 1) % runs.length
+    }
+  }
+
+  #start(run: PartitionRun): void {
+    const item = run.queue[run.head]!
+    run.queue[run.head] = undefined
+    run.head++
+    this.#queued--
+    run.inFlight++
+    this.#inFlight++
+    void this.#deliver(run, item)
+  }
+
+  /** Delivers one record until it is handled; a `deliver` that throws is retried after a backoff. */
+  async #deliver(run: PartitionRun, item: QueuedRecord): Promise<void> {
+    const signal = this.#abort.signal
+    let backoff: number = DELIVER_ERROR_BACKOFF_MS.first
+    try {
+      while (!signal.aborted) {
+        try {
+          const outcome = await this.#options.deliver(item.record, signal)
+          this.#outcomes[outcome] = (this.#outcomes[outcome] ?? 0) + 1
+          item.tracker.handled(item.entry)
+          return
+        } catch (error) {
+          if (signal.aborted) return
+          this.#deliverErrors++
+          this.#options.log(
+            'warn',
+            'deliver failed; retrying the record',
+            this.#fields({ error, topic: run.topic, partition: run.partition, offset: String(item.record.offset) })
+          )
+          await sleep(backoff, signal)
+          backoff = Math.min(backoff * 2, DELIVER_ERROR_BACKOFF_MS.max)
+        }
+      }
+    } finally {
+      run.inFlight--
+      this.#inFlight--
+      if (this.#inFlight === 0) for (const resolve of this.#drained.splice(0)) resolve()
+      this.#pump()
+      this.#wake.notify()
+    }
+  }
+
+  /** Brings the owned partitions in line with the client's assignment. */
+  #reconcile(): void {
+    if (this.#stopping) return
+    const assignments = this.#consumer.assignments
+    if (assignments === null) return
+    const wanted = new Map<string, { topic: string; partition: number }>()
+    for (const { topic, partitions } of assignments) {
+      if (!this.#topics.has(topic)) continue
+      for (const partition of partitions) wanted.set(`${topic}/${partition}`, { topic, partition })
+    }
+    const revoked = [...this.#runs.values()].filter(run => !wanted.has(run.id))
+    if (revoked.length > 0) this.#revoke(revoked)
+    const added: PartitionRun[] = []
+    for (const [id, { topic, partition }] of wanted) {
+      if (this.#runs.has(id)) continue
+      const run: PartitionRun = {
+        id,
+        topic,
+        partition,
+        tracker: undefined,
+        queue: [],
+        head: 0,
+        inFlight: 0,
+        lastCommitted: undefined,
+        revoked: false,
+        resetting: false
+      }
+      this.#runs.set(id, run)
+      added.push(run)
+    }
+    if (added.length > 0) void this.#resolvePositions(added)
+  }
+
+  /** Partitions leave: nothing more is fetched or started for them, and what is handled is committed now. */
+  #revoke(runs: readonly PartitionRun[]): void {
+    for (const run of runs) {
+      run.revoked = true
+      this.#dropQueue(run)
+      this.#runs.delete(run.id)
+    }
+    this.#options.log(
+      'info',
+      'partitions revoked',
+      this.#fields({ partitions: runs.map(r => r.id), inFlight: runs.reduce((n, r) => n + r.inFlight, 0) })
+    )
+    this.#requestCommit(runs)
+  }
+
+  #dropQueue(run: PartitionRun): void {
+    this.#queued -= run.queue.length - run.head
+    run.queue = []
+    run.head = 0
+  }
+
+  /** Where newly assigned partitions start: the group's committed offset, else initialOffset. */
+  async #resolvePositions(runs: readonly PartitionRun[]): Promise<void> {
+    const current = (): PartitionRun[] => runs.filter(r => !r.revoked && r.tracker === undefined)
+    for (let attempt = 1; !this.#stopping && current().length > 0; attempt++) {
+      const pending = current()
+      try {
+        const committed = await this.#consumer.listCommittedOffsets({ topics: groupByTopic(pending) })
+        const missing: PartitionRun[] = []
+        const starts = new Map<PartitionRun, bigint>()
+        for (const run of pending) {
+          const offset = committed.get(run.topic)?.[run.partition]
+          if (offset === undefined || offset < 0n) missing.push(run)
+          else starts.set(run, offset)
+        }
+        if (missing.length > 0) {
+          for (const [run, offset] of await this.#initialPositions(missing)) starts.set(run, offset)
+        }
+        for (const [run, offset] of starts) {
+          if (run.revoked || run.tracker !== undefined) continue
+          run.tracker = new OffsetTracker(offset)
+          // A start taken from the committed offset needs no commit; one from initialOffset gets one at once.
+          run.lastCommitted = missing.includes(run) ? undefined : offset
+        }
+        if (missing.length > 0) this.#requestCommit()
+        this.#wake.notify()
+      } catch (error) {
+        this.#options.log('warn', 'looking up start offsets failed; retrying', this.#fields({ error, attempt }))
+        await sleep(Math.min(5_000, 250 * 2 ** Math.min(attempt, 5)), this.#abort.signal)
+      }
+    }
+  }
+
+  async #initialPositions(runs: readonly PartitionRun[]): Promise<Map<PartitionRun, bigint>> {
+    const topics = [...new Set(runs.map(r => r.topic))]
+    const partitions: Record<string, number[]> = {}
+    for (const run of runs) (partitions[run.topic] ??= []).push(run.partition)
+    const offsets = await this.#consumer.listOffsets({
+      topics,
+      partitions,
+      timestamp: this.#options.source.initialOffset === 'earliest' ? EARLIEST_TIMESTAMP : LATEST_TIMESTAMP,
+      isolationLevel: IsolationLevels.READ_COMMITTED
+    })
+    const result = new Map<PartitionRun, bigint>()
+    for (const run of runs) {
+      const offset = offsets.get(run.topic)?.[run.partition]
+      if (offset === undefined) throw new Error(`no ${this.#options.source.initialOffset} offset for ${run.id}`)
+      result.set(run, offset)
+    }
+    return result
+  }
+
+  /**
+   * The fetch position is not in the log (retention deleted it, or the log was truncated): start again at
+   * initialOffset, as Kafka's auto.offset.reset does. Moving forward skips nothing that still exists; moving
+   * back waits until the partition has nothing outstanding.
+   */
+  async #resetOutOfRange(run: PartitionRun, position: bigint): Promise<void> {
+    if (run.resetting) return
+    run.resetting = true
+    try {
+      const target = (await this.#initialPositions([run])).get(run)!
+      if (run.revoked || run.tracker === undefined || run.tracker.position !== position) return
+      this.#options.log(
+        'warn',
+        'fetch position out of range; resetting to initialOffset',
+        this.#fields({ partition: run.id, from: String(position), to: String(target) })
+      )
+      if (target >= position) run.tracker.advanceTo(target)
+      else if (run.tracker.outstanding === 0 && run.inFlight === 0) run.tracker = new OffsetTracker(target)
+    } catch (error) {
+      this.#options.log('warn', 'resetting an out-of-range position failed', this.#fields({ error, partition: run.id }))
+      await sleep(1_000, this.#abort.signal)
+    } finally {
+      run.resetting = false
+      this.#wake.notify()
+    }
+  }
+
+  /** Commits now (the owned partitions, or the given ones), after any commit already on its way. */
+  #requestCommit(runs?: readonly PartitionRun[]): void {
+    // A periodic tick while a commit is queued adds nothing: the queued one reads the offsets when it runs.
+    if (runs === undefined) {
+      if (this.#commitPending) return
+      this.#commitPending = true
+    }
+    // The identity is read now: a commit for revoked partitions must carry the generation they were owned in.
+    const identity = runs === undefined ? undefined : this.#identity()
+    this.#commitChain = this.#commitChain
+      .then(() => {
+        if (runs === undefined) this.#commitPending = false
+        return this.#commitOnce(runs, identity)
+      })
+      .catch(error => {
+        this.#commitFailures++
+        // Commits fail during rebalances and coordinator moves; the next tick retries with fresh offsets.
+        if (this.#commitFailures % 10 === 3) {
+          this.#options.log('warn', 'offset commit failed', this.#fields({ error, failures: this.#commitFailures }))
+        }
+      })
+  }
+
+  #identity(): { generationId: number; memberId: string; coordinator: Broker } | undefined {
+    const memberId = this.#consumer.memberId
+    const coordinatorId = this.#consumer.coordinatorId
+    const coordinator = coordinatorId === null ? undefined : this.#brokers.get(coordinatorId)
+    if (!memberId || coordinator === undefined) return undefined
+    return { generationId: this.#consumer.generationId, memberId, coordinator }
+  }
+
+  async #commitOnce(runs: readonly PartitionRun[] | undefined, identity = this.#identity()): Promise<void> {
+    if (identity === undefined) {
+      if (this.#brokers.size === 0 && this.#consumer.memberId) {
+        this.#rememberBrokers(await this.#consumer.metadata({ topics: [...this.#topics] }))
+        identity = this.#identity()
+      }
+      if (identity === undefined) return
+    }
+    const due: Array<{ run: PartitionRun; offset: bigint }> = []
+    for (const run of runs ?? this.#runs.values()) {
+      if (run.tracker === undefined) continue
+      const offset = run.tracker.committable()
+      if (run.lastCommitted === undefined || offset > run.lastCommitted) due.push({ run, offset })
+    }
+    if (due.length === 0) return
+    await this.#options.committer.commit(
+      {
+        groupId: this.#options.source.groupId,
+        groupInstanceId: this.#options.groupInstanceId,
+        ...identity
+      },
+      due.map(({ run, offset }) => ({ topic: run.topic, partition: run.partition, offset }))
+    )
+    this.#commitFailures = 0
+    for (const { run, offset } of due) {
+      if (run.lastCommitted === undefined || offset > run.lastCommitted) run.lastCommitted = offset
+    }
+  }
+
+  #rememberBrokers(metadata: ClusterMetadata): void {
+    this.#brokers = new Map([...metadata.brokers].map(([id, b]) => [id, { host: b.host, port: b.port }]))
+  }
+
+  #waitForInFlight(ms: number): Promise<void> {
+    if (this.#inFlight === 0) return Promise.resolve()
+    return new Promise(resolve => {
+      const timer = setTimeout(resolve, ms)
+      this.#drained.push(() => {
+        clearTimeout(timer)
+        resolve()
+      })
+    })
+  }
+
+  #fields(extra: Record<string, unknown>): Record<string, unknown> {
+    return { source: this.#options.source.key, member: this.#options.groupInstanceId, ...extra }
+  }
+}
+
+function groupByTopic(runs: readonly PartitionRun[]): Array<{ topic: string; partitions: number[] }> {
+  const map = new Map<string, number[]>()
+  for (const run of runs) map.set(run.topic, [...(map.get(run.topic) ?? []), run.partition])
+  return [...map].map(([topic, partitions]) => ({ topic, partitions }))
+}
+
+/** The fetch response a failed fetch still carries (partition-level errors fail the whole call). */
+function responseOf(error: unknown): fetchV17.FetchResponse | undefined {
+  const seen = new Set<unknown>()
+  const visit = (e: unknown): fetchV17.FetchResponse | undefined => {
+    if (typeof e !== 'object' || e === null || seen.has(e)) return undefined
+    seen.add(e)
+    const response = (e as { response?: unknown }).response
+    if (
+      typeof response === 'object' &&
+      response !== null &&
+      Array.isArray((response as { responses?: unknown }).responses)
+    ) {
+      return response as fetchV17.FetchResponse
+    }
+    for (const inner of (e as { errors?: unknown[] }).errors ?? []) {
+      const found = visit(inner)
+      if (found) return found
+    }
+    return undefined
+  }
+  return visit(error)
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  return Promise.race([
+    promise,
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms)
+    })
+  ]).finally(() => clearTimeout(timer))
+}

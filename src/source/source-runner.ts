@@ -1,0 +1,154 @@
+import { ErrorCodes, ShoalError, invalid } from '../errors/index.ts'
+import type { FieldError } from '../errors/index.ts'
+import { DEFAULT_DRAIN_MS, DEFAULT_MAX_IN_FLIGHT } from './defaults.ts'
+import { OffsetCommitter } from './offset-committer.ts'
+import { SourceMember } from './source-member.ts'
+import type { MemberStatus } from './source-member.ts'
+import type { Deliver, KafkaSourceSpec, SourceLog } from './types.ts'
+
+export interface SourceRunnerOptions {
+  readonly brokers: readonly string[]
+  readonly source: KafkaSourceSpec
+  /** Group members to run now (0 is allowed: the source is placed but idle). */
+  readonly vreplicas: number
+  /** This dispatcher's stable id; with the vreplica's index it makes the static member ids. */
+  readonly dispatcherId: string
+  readonly deliver: Deliver
+  readonly log?: SourceLog
+}
+
+export interface SourceRunnerCloseOptions {
+  /** How long in-flight deliveries may take to finish before they are aborted (default DEFAULT_DRAIN_MS). */
+  readonly drainMs?: number
+  /**
+   * Whether the members leave the group (default false). Without LeaveGroup the static members keep their
+   * partitions for the group session timeout, so a dispatcher that restarts takes them back without a
+   * rebalance; a source removed from this dispatcher for good should leave, so its partitions move at once.
+   */
+  readonly leaveGroup?: boolean
+}
+
+/** A runner as `status()` shows it. */
+export interface SourceRunnerStatus {
+  readonly source: string
+  readonly groupId: string
+  readonly vreplicas: number
+  readonly members: readonly MemberStatus[]
+}
+
+/**
+ * Runs one KafkaSource's vreplicas on this dispatcher: vreplica `i` is the consumer-group member with the
+ * static id `<dispatcherId>-<i>`. Changing the count starts or stops the highest-numbered members only; the
+ * others keep running (the group rebalances cooperatively, so they lose no partition that does not move).
+ */
+export class SourceRunner {
+  readonly #options: SourceRunnerOptions
+  readonly #maxInFlight: number
+  readonly #log: SourceLog
+  readonly #committer: OffsetCommitter
+  readonly #members: SourceMember[] = []
+  #vreplicas = 0
+  #ops: Promise<void> = Promise.resolve()
+  #closed = false
+
+  constructor(options: SourceRunnerOptions) {
+    checkOptions(options)
+    this.#options = options
+    this.#maxInFlight = options.source.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT
+    this.#log = options.log ?? (() => undefined)
+    this.#committer = new OffsetCommitter(this.#clientId('committer'))
+    void this.setVReplicas(options.vreplicas)
+  }
+
+  /** The vreplica count last asked for. */
+  get vreplicas(): number {
+    return this.#vreplicas
+  }
+
+  /**
+   * Starts members up to `n` or stops those above it (each stopped one drains, commits and leaves the group).
+   * Resolves once stopped members are gone; started ones join in the background. Calls apply in order.
+   */
+  setVReplicas(n: number): Promise<void> {
+    if (!Number.isInteger(n) || n < 0) {
+      return Promise.reject(invalid('vreplicas', [{ path: 'vreplicas', message: 'must be a non-negative integer' }]))
+    }
+    if (this.#closed) return Promise.reject(new ShoalError(ErrorCodes.INTERNAL, 'the source runner is closed'))
+    this.#vreplicas = n
+    const op = this.#ops.then(() => this.#scaleTo(n))
+    this.#ops = op.catch(() => undefined)
+    return op
+  }
+
+  /** Drains, commits and closes every member, then the runner; calling it again returns the same promise. */
+  close(options: SourceRunnerCloseOptions = {}): Promise<void> {
+    if (this.#closed) return this.#ops
+    this.#closed = true
+    const close = {
+      drainMs: options.drainMs ?? DEFAULT_DRAIN_MS,
+      leaveGroup: options.leaveGroup ?? false
+    }
+    this.#ops = this.#ops.then(async () => {
+      await Promise.all(this.#members.splice(0).map(m => m.close(close)))
+      await this.#committer.close().catch(() => undefined)
+    })
+    return this.#ops
+  }
+
+  status(): SourceRunnerStatus {
+    return {
+      source: this.#options.source.key,
+      groupId: this.#options.source.groupId,
+      vreplicas: this.#vreplicas,
+      members: this.#members.map(m => m.status())
+    }
+  }
+
+  async #scaleTo(n: number): Promise<void> {
+    if (this.#closed) return
+    while (this.#members.length < n) {
+      const index = this.#members.length
+      const member = new SourceMember({
+        brokers: this.#options.brokers,
+        clientId: this.#clientId(String(index)),
+        source: this.#options.source,
+        maxInFlight: this.#maxInFlight,
+        groupInstanceId: `${this.#options.dispatcherId}-${index}`,
+        deliver: this.#options.deliver,
+        committer: this.#committer,
+        log: this.#log
+      })
+      this.#members.push(member)
+      member.start()
+    }
+    if (this.#members.length > n) {
+      const leaving = this.#members.splice(n)
+      this.#log('info', 'stopping vreplicas', {
+        source: this.#options.source.key,
+        members: leaving.map(m => m.groupInstanceId)
+      })
+      await Promise.all(leaving.map(m => m.close({ drainMs: DEFAULT_DRAIN_MS, leaveGroup: true })))
+    }
+  }
+
+  #clientId(role: string): string {
+    const key = this.#options.source.key.replace(/[^A-Za-z0-9._-]+/g, '.')
+    return `shoal-${this.#options.dispatcherId}-${key}-${role}`
+  }
+}
+
+function checkOptions(options: SourceRunnerOptions): void {
+  const fields: FieldError[] = []
+  const { source } = options
+  if (options.brokers.length === 0) fields.push({ path: 'brokers', message: 'must name at least one broker' })
+  if (!/^\S+$/.test(options.dispatcherId)) fields.push({ path: 'dispatcherId', message: 'must be a non-empty word' })
+  if (!Number.isInteger(options.vreplicas) || options.vreplicas < 0) {
+    fields.push({ path: 'vreplicas', message: 'must be a non-negative integer' })
+  }
+  if (!/^\S+$/.test(source.groupId)) fields.push({ path: 'source.groupId', message: 'must be a non-empty word' })
+  if (source.topics.length === 0) fields.push({ path: 'source.topics', message: 'must name at least one topic' })
+  if (source.maxInFlight !== undefined && (!Number.isInteger(source.maxInFlight) || source.maxInFlight < 1)) {
+    fields.push({ path: 'source.maxInFlight', message: 'must be a positive integer' })
+  }
+  if (fields.length > 0) throw invalid('source runner options', fields)
+}

@@ -1,0 +1,51 @@
+/** One committed record of a KafkaSource's topic, as handed to `deliver`. */
+export interface SourceRecord {
+  readonly topic: string
+  readonly partition: number
+  readonly offset: bigint
+  /** Milliseconds since the epoch: the producer's CreateTime, or the broker's time on a LogAppendTime topic. */
+  readonly timestamp: bigint
+  readonly key: Buffer | null
+  readonly value: Buffer | null
+  /** Kafka headers in record order; a key may repeat. */
+  readonly headers: ReadonlyArray<readonly [key: string, value: Buffer | null]>
+}
+
+/**
+ * What became of a record. Each one counts as handled: its offset may be committed. A record is never
+ * "failed": delivery retries and dead-letters by itself, and a `deliver` that throws is retried by the runner.
+ */
+export type Outcome = 'delivered' | 'dead-lettered' | 'dropped'
+
+/**
+ * Delivers one record under the source's delivery spec (retries, dead letter sink) and says what became of
+ * it. `signal` aborts when the runner gives up waiting (close after its drain deadline). Throwing means
+ * "not handled": the runner retries the same record after a backoff (ordered mode keeps the partition's order).
+ */
+export type Deliver = (record: SourceRecord, signal: AbortSignal) => Promise<Outcome>
+
+export const InitialOffsets = { EARLIEST: 'earliest', LATEST: 'latest' } as const
+export type InitialOffset = (typeof InitialOffsets)[keyof typeof InitialOffsets]
+
+export const Orderings = { ORDERED: 'ordered', UNORDERED: 'unordered' } as const
+export type Ordering = (typeof Orderings)[keyof typeof Orderings]
+
+/** The part of a KafkaSource the consumer side needs. */
+export interface KafkaSourceSpec {
+  /** The source's key (`KafkaSource/namespace/name`), for logs and client ids. */
+  readonly key: string
+  readonly groupId: string
+  readonly topics: readonly string[]
+  /** Where a partition without a committed offset starts (also when the committed one fell off the log). */
+  readonly initialOffset: InitialOffset
+  readonly ordering: Ordering
+  /** Records in flight per vreplica (group member), in both modes. Default DEFAULT_MAX_IN_FLIGHT. */
+  readonly maxInFlight?: number
+}
+
+/** How the source folder reports what happens; the dispatcher's log function fits. */
+export type SourceLog = (
+  level: 'info' | 'warn' | 'error',
+  message: string,
+  fields?: Readonly<Record<string, unknown>>
+) => void

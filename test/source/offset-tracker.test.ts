@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { OffsetTracker } from '../../src/source/offset-tracker.ts'
+
+describe('OffsetTracker', () => {
+  it('commits the first unhandled fetched offset, whatever order records are handled in', () => {
+    const t = new OffsetTracker(10n)
+    assert.equal(t.committable(), 10n)
+    const a = t.fetched(10n)
+    const b = t.fetched(11n)
+    const c = t.fetched(12n)
+    assert.equal(t.committable(), 10n)
+    t.handled(b)
+    t.handled(c)
+    assert.equal(t.committable(), 10n, 'a slow first record holds the commit back')
+    assert.equal(t.outstanding, 3)
+    t.handled(a)
+    assert.equal(t.committable(), 13n)
+    assert.equal(t.outstanding, 0)
+  })
+
+  it('steps over gaps: compacted offsets and transaction markers are never waited for', () => {
+    const t = new OffsetTracker(0n)
+    const a = t.fetched(0n)
+    const b = t.fetched(5n) // 1–4 compacted away
+    t.advanceTo(8n) // 6 and 7 were a transaction marker and an aborted record
+    t.handled(a)
+    assert.equal(t.committable(), 5n, 'the next record, not offset + 1')
+    t.handled(b)
+    assert.equal(t.committable(), 8n, 'the fetch position, past the marker')
+    assert.equal(t.position, 8n)
+  })
+
+  it('refuses offsets below the position or out of order', () => {
+    const t = new OffsetTracker(5n)
+    assert.throws(() => t.fetched(4n))
+    t.fetched(7n)
+    assert.throws(() => t.fetched(7n))
+  })
+
+  it('keeps memory to what is outstanding over many records', () => {
+    const t = new OffsetTracker(0n)
+    const first = t.fetched(0n)
+    const rest = []
+    for (let i = 1n; i < 5000n; i++) rest.push(t.fetched(i))
+    for (const e of rest) t.handled(e)
+    assert.equal(t.committable(), 0n)
+    t.handled(first)
+    assert.equal(t.committable(), 5000n)
+    assert.equal(t.outstanding, 0)
+  })
+})

@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { decodeFetchedBatches } from '../../src/source/record-batches.ts'
+import type { FetchedBatch } from '../../src/source/record-batches.ts'
+
+const TRANSACTIONAL = 0x10
+const CONTROL = 0x20
+const LOG_APPEND_TIME = 0x08
+
+function batch(firstOffset: bigint, count: number, options: Partial<FetchedBatch> = {}): FetchedBatch {
+  return {
+    firstOffset,
+    lastOffsetDelta: count - 1,
+    attributes: 0,
+    producerId: -1n,
+    firstTimestamp: 1_000n,
+    maxTimestamp: 2_000n,
+    records: Array.from({ length: count }, (_, i) => ({
+      offsetDelta: i,
+      timestampDelta: BigInt(i),
+      key: null,
+      value: Buffer.from(`v${firstOffset + BigInt(i)}`),
+      headers: [[Buffer.from('h'), Buffer.from('x')]] as const
+    })),
+    ...options
+  }
+}
+
+function marker(offset: bigint, producerId: bigint): FetchedBatch {
+  return { ...batch(offset, 1), attributes: TRANSACTIONAL | CONTROL, producerId, records: [] }
+}
+
+const offsets = (r: { records: Array<{ offset: bigint }> }): bigint[] => r.records.map(x => x.offset)
+
+describe('decodeFetchedBatches', () => {
+  it('returns records at and after the position, with headers and timestamps', () => {
+    const r = decodeFetchedBatches('t', 3, [batch(0n, 4)], [], 2n, 4n)
+    assert.deepEqual(offsets(r), [2n, 3n])
+    assert.equal(r.next, 4n)
+    assert.equal(r.records[0]!.timestamp, 1_002n)
+    assert.deepEqual(r.records[0]!.headers, [['h', Buffer.from('x')]])
+    assert.equal(r.records[0]!.partition, 3)
+  })
+
+  it("takes the broker's append time on a LogAppendTime topic", () => {
+    const r = decodeFetchedBatches('t', 0, [batch(0n, 2, { attributes: LOG_APPEND_TIME })], [], 0n, 2n)
+    assert.deepEqual(
+      r.records.map(x => x.timestamp),
+      [2_000n, 2_000n]
+    )
+  })
+
+  it('drops an aborted transaction and keeps a committed one of the same producer after its marker', () => {
+    const batches = [
+      batch(0n, 2, { attributes: TRANSACTIONAL, producerId: 7n }),
+      marker(2n, 7n), // abort
+      batch(3n, 2, { attributes: TRANSACTIONAL, producerId: 7n }),
+      marker(5n, 7n), // commit
+      batch(6n, 1)
+    ]
+    const r = decodeFetchedBatches('t', 0, batches, [{ producerId: 7n, firstOffset: 0n }], 0n, 7n)
+    assert.deepEqual(offsets(r), [3n, 4n, 6n])
+    assert.equal(r.next, 7n, 'past the last batch')
+  })
+
+  it('drops an aborted range whose marker is not in this response (the client library keeps it)', () => {
+    const r = decodeFetchedBatches(
+      't',
+      0,
+      [batch(0n, 2, { attributes: TRANSACTIONAL, producerId: 9n }), batch(2n, 1)],
+      [{ producerId: 9n, firstOffset: 0n }],
+      0n,
+      3n
+    )
+    assert.deepEqual(offsets(r), [2n])
+  })
+
+  it('closes an aborted range on a marker before the position', () => {
+    const batches = [
+      batch(0n, 1, { attributes: TRANSACTIONAL, producerId: 4n }),
+      marker(1n, 4n),
+      batch(2n, 1, { attributes: TRANSACTIONAL, producerId: 4n })
+    ]
+    const r = decodeFetchedBatches('t', 0, batches, [{ producerId: 4n, firstOffset: 0n }], 2n, 3n)
+    assert.deepEqual(offsets(r), [2n])
+  })
+
+  it('moves to the last stable offset when nothing is returned below it', () => {
+    assert.equal(decodeFetchedBatches('t', 0, [], [], 5n, 9n).next, 9n)
+    assert.equal(decodeFetchedBatches('t', 0, [], [], 5n, 5n).next, 5n)
+  })
+})
