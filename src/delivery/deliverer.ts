@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises'
+import { pause } from './abort-fanout.ts'
 import { MAX_TIMER_MS, backoffDelay } from './backoff.ts'
 import type { CloudEvent } from './cloud-event.ts'
 import { deadLetterEvent } from './dead-letter.ts'
@@ -245,15 +245,4 @@ function failureOf(target: DeliveryTarget, result: AttemptResult): DeliveryFailu
 
 function aborted(signal: AbortSignal | undefined): boolean {
   return signal?.aborted === true
-}
-
-// Waits `ms`; false when `signal` aborted first.
-async function pause(ms: number, signal?: AbortSignal): Promise<boolean> {
-  if (signal?.aborted === true) return false
-  try {
-    await sleep(ms, undefined, signal === undefined ? undefined : { signal })
-    return true
-  } catch {
-    return false
-  }
 }

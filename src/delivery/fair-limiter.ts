@@ -1,12 +1,12 @@
+import { onAbort } from './abort-fanout.ts'
+
 // A counting semaphore whose waiters queue per key (per source) and are served round-robin across keys, FIFO
 // within one: a source with a thousand queued deliveries delays another source by at most one turn per slot.
 
 interface Waiter {
   readonly key: string
   readonly resolve: () => void
-  readonly reject: (reason: unknown) => void
-  readonly signal: AbortSignal | undefined
-  onAbort: (() => void) | undefined
+  unsubscribe: (() => void) | undefined
   prev: Waiter | undefined
   next: Waiter | undefined
 }
@@ -55,13 +55,12 @@ export class FairLimiter {
       return Promise.resolve()
     }
     return new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = { key, resolve, reject, signal, onAbort: undefined, prev: undefined, next: undefined }
+      const waiter: Waiter = { key, resolve, unsubscribe: undefined, prev: undefined, next: undefined }
       if (signal !== undefined) {
-        waiter.onAbort = () => {
+        waiter.unsubscribe = onAbort(signal, () => {
           this.#unlink(waiter)
           reject(signal.reason)
-        }
-        signal.addEventListener('abort', waiter.onAbort, { once: true })
+        })
       }
       let queue = this.#queues.get(key)
       if (queue === undefined) {
@@ -92,7 +91,7 @@ export class FairLimiter {
       this.#queues.delete(waiter.key)
       this.#queues.set(waiter.key, queue)
     }
-    if (waiter.onAbort !== undefined) waiter.signal?.removeEventListener('abort', waiter.onAbort)
+    waiter.unsubscribe?.()
     waiter.resolve()
   }
 

@@ -1,5 +1,6 @@
 import { rootCertificates } from 'node:tls'
 import { Pool } from 'undici'
+import { onAbort } from './abort-fanout.ts'
 import type { CloudEvent } from './cloud-event.ts'
 import type { SinkEndpoint } from './delivery-policy.ts'
 import { FairLimiter } from './fair-limiter.ts'
@@ -73,6 +74,12 @@ export class SinkClient {
     const route = this.#route(endpoint)
     await route.limiter.acquire(sourceKey, signal)
     const started = performance.now()
+    // The request gets its own controller, linked to the caller's signal through one shared listener.
+    const controller = signal === undefined ? undefined : new AbortController()
+    const unsubscribe =
+      signal === undefined || controller === undefined
+        ? undefined
+        : onAbort(signal, () => controller.abort(signal.reason))
     try {
       const response = await route.pool.request({
         method: 'POST',
@@ -81,7 +88,7 @@ export class SinkClient {
         body: event.data,
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
-        ...(signal === undefined ? {} : { signal })
+        ...(controller === undefined ? {} : { signal: controller.signal })
       })
       const status = response.statusCode
       const retryAfter = header(response.headers['retry-after'])
@@ -98,6 +105,7 @@ export class SinkClient {
     } catch (error) {
       return { kind: 'error', error: describe(error), durationMs: performance.now() - started }
     } finally {
+      unsubscribe?.()
       route.limiter.release()
     }
   }

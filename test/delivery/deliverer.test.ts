@@ -323,6 +323,42 @@ describe('Deliverer: the delivery spec', () => {
     assert.deepEqual(outcome, { kind: 'aborted', attempts: 1, deadLetterAttempts: 0 })
   })
 
+  it('one shutdown signal shared by many deliveries aborts them all: in flight, queued and backing off', async () => {
+    const warnings: Error[] = []
+    const onWarning = (w: Error) => warnings.push(w)
+    process.on('warning', onWarning)
+    try {
+      const hold = gate()
+      const held = await sink(async () => {
+        await hold.promise
+        return { status: 200 }
+      })
+      const failing = await sink(answer({ status: 503 }))
+      const d = deliverer({ maxConnectionsPerOrigin: 1 })
+      const controller = new AbortController()
+      const deliveries = [
+        ...Array.from({ length: 40 }, (_, i) =>
+          d.deliver(mapped({ offset: BigInt(i) }), target(held.url, {}), controller.signal)
+        ),
+        ...Array.from({ length: 20 }, (_, i) =>
+          d.deliver(mapped({ offset: BigInt(i) }), target(failing.url, { backoffDelay: 'PT1H' }), controller.signal)
+        )
+      ]
+      await until(() => held.pending() === 1 && failing.received.length === 20, 'one held, twenty backing off')
+      controller.abort()
+      const outcomes = await Promise.all(deliveries)
+      hold.open()
+      assert.ok(outcomes.every(o => o.kind === 'aborted'))
+      assert.equal(d.load.inFlight + d.load.queued, 0)
+      assert.deepEqual(
+        warnings.filter(w => w.name === 'MaxListenersExceededWarning'),
+        []
+      )
+    } finally {
+      process.off('warning', onWarning)
+    }
+  })
+
   it('a poison record goes to the dead letter sink with the reason; without one it is dropped', async () => {
     const result = recordToEvent(
       {
