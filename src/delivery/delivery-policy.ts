@@ -17,7 +17,7 @@ export interface DeliveryPolicy {
   readonly retry: number
   readonly backoffPolicy: BackoffPolicy
   readonly backoffDelayMs: number
-  /** Per attempt: the wait for the response headers, and again for the body. */
+  /** Per attempt, from its connection slot to the answer. */
   readonly timeoutMs: number
   /** Cap on a Retry-After wait; absent: uncapped; 0: Retry-After is ignored. */
   readonly retryAfterMaxMs?: number

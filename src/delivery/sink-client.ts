@@ -1,6 +1,7 @@
 import { rootCertificates } from 'node:tls'
 import { Pool } from 'undici'
 import { onAbort } from './abort-fanout.ts'
+import { MAX_TIMER_MS } from './backoff.ts'
 import type { CloudEvent } from './cloud-event.ts'
 import type { SinkEndpoint } from './delivery-policy.ts'
 import { FairLimiter } from './fair-limiter.ts'
@@ -61,7 +62,7 @@ export class SinkClient {
 
   /**
    * POSTs `event` to `endpoint` once. Waits for a connection slot in `sourceKey`'s queue first; `timeoutMs`
-   * starts once the request has its slot. Rejects only when `signal` aborts while waiting for the slot.
+   * starts once the request has its slot and covers connecting, sending and the answer. Rejects only when `signal` aborts while waiting for the slot.
    */
   async send(
     sourceKey: string,
@@ -74,21 +75,20 @@ export class SinkClient {
     const route = this.#route(endpoint)
     await route.limiter.acquire(sourceKey, signal)
     const started = performance.now()
-    // The request gets its own controller, linked to the caller's signal through one shared listener.
-    const controller = signal === undefined ? undefined : new AbortController()
-    const unsubscribe =
-      signal === undefined || controller === undefined
-        ? undefined
-        : onAbort(signal, () => controller.abort(signal.reason))
+    // Each request has its own controller: the attempt's timeout (a precise native timer; undici's own timers
+    // tick about once a second) and the caller's signal (through one shared listener) both abort it.
+    const controller = new AbortController()
+    const timer = setTimeout(() => controller.abort(new AttemptTimeout(timeoutMs)), Math.min(timeoutMs, MAX_TIMER_MS))
+    const unsubscribe = signal === undefined ? undefined : onAbort(signal, () => controller.abort(signal.reason))
     try {
       const response = await route.pool.request({
         method: 'POST',
         path: route.path,
         headers: binaryHeaders(event),
         body: event.data,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-        ...(controller === undefined ? {} : { signal: controller.signal })
+        headersTimeout: 0,
+        bodyTimeout: 0,
+        signal: controller.signal
       })
       const status = response.statusCode
       const retryAfter = header(response.headers['retry-after'])
@@ -103,8 +103,10 @@ export class SinkClient {
         durationMs: performance.now() - started
       }
     } catch (error) {
-      return { kind: 'error', error: describe(error), durationMs: performance.now() - started }
+      const reason = controller.signal.aborted ? controller.signal.reason : error
+      return { kind: 'error', error: describe(reason), durationMs: performance.now() - started }
     } finally {
+      clearTimeout(timer)
       unsubscribe?.()
       route.limiter.release()
     }
@@ -166,6 +168,13 @@ async function readPrefix(body: AsyncIterable<Buffer>, limit: number): Promise<B
 
 function header(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value
+}
+
+class AttemptTimeout extends Error {
+  constructor(ms: number) {
+    super(`no answer within the ${ms} ms timeout`)
+    this.name = 'AttemptTimeout'
+  }
 }
 
 function describe(error: unknown): string {
