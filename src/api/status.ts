@@ -15,7 +15,7 @@ export const ConditionTypes = {
  * condition, add its type here and pass its observation to computeStatus.
  */
 export const readyDependencies: Readonly<Record<SourceResource['kind'], readonly string[]>> = deepFreeze({
-  KafkaSource: [ConditionTypes.SinkProvided, ConditionTypes.Scheduled],
+  KafkaSource: [ConditionTypes.SinkProvided, ConditionTypes.Scheduled, ConditionTypes.InitialOffsetsCommitted],
   PingSource: [ConditionTypes.SinkProvided, ConditionTypes.Scheduled]
 })
 

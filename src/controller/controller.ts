@@ -16,9 +16,10 @@ import { ApiServer } from '../server/index.ts'
 import { ResourceStore } from '../store/index.ts'
 import type { StoredObject } from '../store/index.ts'
 import type { Logger } from './logger.ts'
-import { isDispatcherKind, presentDispatcher, presentSource } from './presentation.ts'
+import { carriedObservations, isDispatcherKind, presentDispatcher, presentSource } from './presentation.ts'
 import type { LiveDispatcher } from './presentation.ts'
 import { SchedulerLeader } from './scheduler-leader.ts'
+import { SourceReconciler } from './source-reconciler.ts'
 
 export interface ControllerOptions {
   readonly brokers: readonly string[]
@@ -92,7 +93,9 @@ export async function startController(options: ControllerOptions): Promise<Runni
           : computeStatus(object as unknown as SourceResource, {
               serviceUrlTemplate,
               now: new Date(),
-              ...(previous === undefined ? {} : { previous: previous as SourceStatus })
+              ...(previous === undefined ? {} : { previous: previous as SourceStatus }),
+              // What reconcilers observed (InitialOffsetsCommitted) stands until they observe again.
+              observations: carriedObservations(previous as SourceStatus | undefined)
             }),
       finalize: withServerDefaults,
       log: (level, message, fields) => log[level](fields ?? {}, message)
@@ -127,6 +130,8 @@ export async function startController(options: ControllerOptions): Promise<Runni
     approve: async revision => (leader.term ? leader.term.approve(revision) : notLeading())
   })
   leader.start()
+  const reconciler = new SourceReconciler({ store, serviceUrlTemplate, log: logTo })
+  reconciler.start()
   log.info({ replicaId, url }, 'controller ready')
   return {
     url,
@@ -134,6 +139,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
     store,
     async close() {
       const closing = server.close()
+      reconciler.stop()
       await leader.stop()
       await members.close()
       await store.close()

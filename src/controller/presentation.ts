@@ -17,6 +17,21 @@ export interface LiveDispatcher {
   readonly alive: boolean
 }
 
+/** Conditions computed on every status write or read, not observed by a reconciler. */
+const COMPUTED_CONDITIONS = new Set(['Ready', 'SinkProvided', 'Scheduled'])
+
+/** The conditions reconcilers observed (InitialOffsetsCommitted, …), to carry into a recomputed status. */
+export function carriedObservations(status: SourceStatus | undefined): ConditionObservation[] {
+  return (status?.conditions ?? [])
+    .filter(c => !COMPUTED_CONDITIONS.has(c.type))
+    .map(c => ({
+      type: c.type,
+      status: c.status,
+      ...(c.reason === undefined ? {} : { reason: c.reason }),
+      ...(c.message === undefined ? {} : { message: c.message })
+    }))
+}
+
 /** The Scheduled condition, as the scheduler leader's placements record says. */
 export function scheduledObservation(scheduling: PlacementsRecord | undefined, desired: number): ConditionObservation {
   if (scheduling === undefined) {
@@ -33,7 +48,7 @@ export function scheduledObservation(scheduling: PlacementsRecord | undefined, d
       type: 'Scheduled',
       status: 'False',
       reason: scheduling.reason ?? 'InsufficientCapacity',
-      message: `${scheduling.pending} of ${Math.max(total, desired)} vreplicas pending: ${scheduling.message ?? 'no dispatcher can take them'}`
+      message: scheduling.message ?? `${scheduling.pending} of ${Math.max(total, desired)} vreplicas pending`
     }
   }
   return { type: 'Scheduled', status: 'True' }
@@ -56,7 +71,7 @@ export function presentSource(
     serviceUrlTemplate,
     now: new Date(entry.scheduling?.since ?? entry.object.metadata.creationTimestamp),
     previous: stored,
-    observations: [scheduledObservation(entry.scheduling, desired)]
+    observations: [...carriedObservations(stored), scheduledObservation(entry.scheduling, desired)]
   })
   // Knative's placements are {podName, vreplicas}; the zone is added so `shoal describe` shows the spread.
   const placements = (entry.scheduling?.placements ?? []).map(p => {

@@ -93,6 +93,16 @@ describe('scheduling KafkaSources on dispatchers across zones', () => {
       for (const p of placements) used.set(p.podName, (used.get(p.podName) ?? 0) + p.vreplicas)
     }
     for (const [id, n] of used) assert.ok(n <= 10, `${id} holds ${n} > capacity 10`)
+    // The group offsets were committed at creation (Knative's InitialOffsetsCommitted), so every source is Ready.
+    const ready = await eventually(
+      async () => {
+        const items = await sources(controller.url)
+        return items.every(s => condition(s, 'Ready')?.status === 'True') ? items : undefined
+      },
+      30_000,
+      'every source Ready'
+    )
+    for (const s of ready) assert.equal(condition(s, 'InitialOffsetsCommitted')?.status, 'True')
     // The dispatchers report the same load in their heartbeats: they read their contracts.
     await eventually(
       async () => {
@@ -207,7 +217,7 @@ describe('scheduling with too little capacity', () => {
         60_000,
         'big pending'
       )
-      assert.match(condition(pending, 'Scheduled')!.message ?? '', /\b2 of 6 vreplicas pending/)
+      assert.match(condition(pending, 'Scheduled')!.message ?? '', /\b2 of 6 vreplicas\b/)
       assert.equal(condition(pending, 'Ready')?.status, 'False')
       assert.equal(
         (pending.status.placements ?? []).reduce((n, p) => n + p.vreplicas, 0),
