@@ -40,13 +40,6 @@ export class FairLimiter {
     return this.#waiting
   }
 
-  /** Waiting acquisitions of one key. */
-  waitingFor(key: string): number {
-    let n = 0
-    for (let w = this.#queues.get(key)?.head; w !== undefined; w = w.next) n++
-    return n
-  }
-
   /** A slot for `key`: at once when one is free and nobody waits, else in its turn. Rejects when `signal` aborts. */
   acquire(key: string, signal?: AbortSignal): Promise<void> {
     if (signal?.aborted === true) return Promise.reject(signal.reason)
