@@ -1,11 +1,17 @@
 import { parseArgs } from 'node:util'
 import { readFile, readdir } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
-import { parseManifests, validateResource, apiVersionOf, kindByApiVersion } from '../api/index.ts'
+import {
+  DEFAULT_SERVICE_URL_TEMPLATE,
+  apiVersionOf,
+  kindByApiVersion,
+  parseManifests,
+  validateResource
+} from '../api/index.ts'
 import { createLogger, startController } from '../controller/index.ts'
 import type { RunningController } from '../controller/index.ts'
-import { startDispatcher } from '../dispatcher/index.ts'
-import type { RunningDispatcher } from '../dispatcher/index.ts'
+import { startDispatcher, startKafkaSourcePlane } from '../dispatcher/index.ts'
+import type { KafkaSourcePlane, RunningDispatcher } from '../dispatcher/index.ts'
 import { ensureTopics, parseBootstrap, startEmbeddedKafka, KAFKA_VERSION } from '../kafka/index.ts'
 import type { EmbeddedKafka } from '../kafka/index.ts'
 
@@ -13,6 +19,12 @@ const usage = `usage: shoal up [--kafka HOST:PORT] [--port 8080] [--kafka-port 9
 
 Starts Shoal on this machine: an embedded Kafka (unless --kafka or KAFKA_BOOTSTRAP_SERVERS names one),
 a controller serving the API, and the demo sources in examples/. Ctrl-C stops everything.`
+
+/** What the in-process dispatchers say: warnings and errors only, on stderr. */
+const quiet = (level: 'info' | 'warn' | 'error', message: string, fields?: Readonly<Record<string, unknown>>) => {
+  if (level !== 'info')
+    process.stderr.write(`dispatcher ${level}: ${message} ${fields ? JSON.stringify(fields) : ''}\n`)
+}
 
 /** The demo pool: one dispatcher in each of three zones. */
 const DEMO_ZONES = ['a', 'b', 'c'] as const
@@ -58,6 +70,7 @@ export async function runUp(argv: readonly string[]): Promise<number> {
   let kafka: EmbeddedKafka | undefined
   let controller: RunningController | undefined
   const dispatchers: RunningDispatcher[] = []
+  const planes: KafkaSourcePlane[] = []
   try {
     let brokers: string[]
     if (given) {
@@ -79,8 +92,20 @@ export async function runUp(argv: readonly string[]): Promise<number> {
       logger: createLogger('shoal-controller', process.env['SHOAL_LOG_LEVEL'] ?? 'warn')
     })
     for (const [i, zone] of DEMO_ZONES.entries()) {
-      dispatchers.push(
-        await startDispatcher({ brokers, id: `dispatcher-${i}`, zone, node: `node-${zone}`, capacity: DEMO_CAPACITY })
+      const dispatcher = await startDispatcher({
+        brokers,
+        id: `dispatcher-${i}`,
+        zone,
+        node: `node-${zone}`,
+        capacity: DEMO_CAPACITY
+      })
+      dispatchers.push(dispatcher)
+      planes.push(
+        await startKafkaSourcePlane(dispatcher, {
+          brokers,
+          serviceUrlTemplate: DEFAULT_SERVICE_URL_TEMPLATE,
+          log: quiet
+        })
       )
     }
     const applied = values['no-demo'] ? [] : await applyDemo(controller, brokers)
@@ -113,6 +138,7 @@ export async function runUp(argv: readonly string[]): Promise<number> {
   } finally {
     process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)
+    await Promise.all(planes.map(p => p.close().catch(() => undefined)))
     await Promise.all(dispatchers.map(d => d.close().catch(() => undefined)))
     await controller?.close().catch(() => undefined)
     await kafka?.stop().catch(() => undefined)

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util'
 import { pino } from 'pino'
+import { DEFAULT_SERVICE_URL_TEMPLATE } from '../api/index.ts'
 import { isShoalError } from '../errors/index.ts'
 import { parseBootstrap } from '../kafka/index.ts'
 import { storeNames } from '../store/index.ts'
@@ -8,6 +9,7 @@ import type { DispatcherOptions } from './dispatcher.ts'
 import type { DispatcherLog } from './log.ts'
 import { parseDurationFlag } from './duration-flag.ts'
 import { dispatcherDefaultsFromEnv } from './env-defaults.ts'
+import { startKafkaSourcePlane } from './kafka-source-plane.ts'
 import { DEFAULT_LIVENESS_TIMEOUT_MS, checkLivenessTimeout } from './liveness.ts'
 
 const usage = `usage: shoal dispatcher --kafka HOST:PORT[,HOST:PORT…] --id dispatcher-N --zone Z --node X --capacity C
@@ -50,12 +52,19 @@ export async function runDispatcherCommand(argv: readonly string[]): Promise<num
   process.once('SIGTERM', onSignal)
   try {
     const dispatcher = await startDispatcher({ ...options, log, signal: interrupted.signal })
+    const plane = await startKafkaSourcePlane(dispatcher, {
+      brokers: options.brokers,
+      ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
+      serviceUrlTemplate: process.env['SHOAL_SERVICE_URL_TEMPLATE'] ?? DEFAULT_SERVICE_URL_TEMPLATE,
+      log
+    })
     process.stdout.write(`Shoal dispatcher ${dispatcher.id} (zone ${dispatcher.zone}, node ${dispatcher.node}) up\n`)
     const signalled = new Promise<'signal'>(resolve => {
       if (interrupted.signal.aborted) resolve('signal')
       interrupted.signal.addEventListener('abort', () => resolve('signal'), { once: true })
     })
     const outcome = await Promise.race([signalled, dispatcher.stopped])
+    await plane.close()
     await dispatcher.close()
     if (outcome !== 'signal' && outcome.kind === 'superseded') {
       process.stderr.write(

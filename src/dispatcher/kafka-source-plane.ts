@@ -1,0 +1,197 @@
+import type { KafkaSource } from '../api/index.ts'
+import { Deliverer, deliveryTargetFor, recordToEvent } from '../delivery/index.ts'
+import type { DeliveryObserver, DeliveryTarget } from '../delivery/index.ts'
+import { LogTailer } from '../kafka/index.ts'
+import { SourceRunner } from '../source/index.ts'
+import type { Deliver, Outcome, SourceRecord } from '../source/index.ts'
+import { decodeValue, storeNames } from '../store/index.ts'
+import type { ContractRecord, StoredObject } from '../store/index.ts'
+import type { RunningDispatcher } from './dispatcher.ts'
+import type { DispatcherLog } from './log.ts'
+
+export interface KafkaSourcePlaneOptions {
+  /** The Kafka that holds Shoal's store (each source names its own bootstrap servers). */
+  readonly brokers: readonly string[]
+  readonly prefix?: string
+  readonly dispatcherId: string
+  readonly serviceUrlTemplate: string
+  readonly maxConnectionsPerOrigin?: number
+  readonly observer?: DeliveryObserver
+  readonly log: DispatcherLog
+}
+
+interface Running {
+  readonly resourceVersion: string
+  readonly runner: SourceRunner
+}
+
+/**
+ * The KafkaSource data plane of one dispatcher: for each KafkaSource in its contract, a SourceRunner with the
+ * contract's number of group members, delivering through one shared Deliverer (connection caps per sink
+ * origin, a queue per source). It reads the sources' specs from the store's resources topic and runs the
+ * version its contract names; a new version restarts that source's runner, a placement that goes stops it.
+ */
+export class KafkaSourcePlane {
+  readonly #options: KafkaSourcePlaneOptions
+  readonly #resources = new Map<string, { offset: bigint; object: StoredObject }>()
+  readonly #tailer: LogTailer
+  readonly #deliverer: Deliverer
+  readonly #runners = new Map<string, Running>()
+  #wanted: ReadonlyMap<string, ContractRecord> = new Map()
+  #running = false
+  #applying: Promise<void> = Promise.resolve()
+
+  constructor(options: KafkaSourcePlaneOptions) {
+    this.#options = options
+    const topic = storeNames(options.prefix).resourcesTopic
+    this.#tailer = new LogTailer({
+      connection: { brokers: options.brokers, clientId: `shoal-${options.dispatcherId}-resources` },
+      topics: [topic],
+      onRecord: record => {
+        const key = record.key?.toString('utf8')
+        if (!key?.startsWith('KafkaSource/')) return
+        const decoded = decodeValue(record.value, record.headers)
+        if (decoded.kind === 'tombstone') this.#resources.delete(key)
+        else if (decoded.kind === 'value') {
+          this.#resources.set(key, {
+            offset: record.offset,
+            object: (decoded.value as { object: StoredObject }).object
+          })
+        }
+        if (this.#wanted.has(key)) this.#schedule()
+      },
+      onError: error => options.log('warn', 'reading the sources failed; retrying', { error: String(error) })
+    })
+    this.#deliverer = new Deliverer({
+      ...(options.maxConnectionsPerOrigin === undefined
+        ? {}
+        : { maxConnectionsPerOrigin: options.maxConnectionsPerOrigin }),
+      ...(options.observer === undefined ? {} : { observer: options.observer })
+    })
+  }
+
+  async start(): Promise<void> {
+    await this.#tailer.start()
+  }
+
+  /** Runs what the contract says (or nothing, while the dispatcher is fenced). */
+  apply(contract: ReadonlyMap<string, ContractRecord>, running: boolean): void {
+    this.#wanted = new Map([...contract].filter(([key]) => key.startsWith('KafkaSource/')))
+    this.#running = running
+    this.#schedule()
+  }
+
+  async close(): Promise<void> {
+    this.#running = false
+    this.#wanted = new Map()
+    this.#schedule()
+    await this.#applying
+    await this.#deliverer.close()
+    await this.#tailer.close()
+  }
+
+  /** Source keys with a runner, and their members. */
+  status(): Array<{ source: string; vreplicas: number; resourceVersion: string }> {
+    return [...this.#runners].map(([source, r]) => ({
+      source,
+      vreplicas: r.runner.status().vreplicas,
+      resourceVersion: r.resourceVersion
+    }))
+  }
+
+  #schedule(): void {
+    this.#applying = this.#applying
+      .then(() => this.#reconcile())
+      .catch(error => {
+        this.#options.log('error', 'applying the contract failed', { error: String(error) })
+      })
+  }
+
+  async #reconcile(): Promise<void> {
+    const wanted = this.#running ? this.#wanted : new Map<string, ContractRecord>()
+    for (const [key, running] of this.#runners) {
+      const placement = wanted.get(key)
+      if (!placement) {
+        this.#runners.delete(key)
+        // Leaving the group hands its partitions over at once; a fenced dispatcher keeps its static ids.
+        await running.runner.close({ leaveGroup: this.#running })
+      } else if (
+        placement.resourceVersion !== running.resourceVersion &&
+        this.#specAt(key, placement.resourceVersion)
+      ) {
+        this.#runners.delete(key)
+        await running.runner.close({ leaveGroup: false })
+      } else if (placement.resourceVersion === running.resourceVersion) {
+        running.runner.setVReplicas(placement.vreplicas)
+      }
+    }
+    for (const [key, placement] of wanted) {
+      if (this.#runners.has(key)) continue
+      const object = this.#specAt(key, placement.resourceVersion)
+      if (!object) continue // its spec has not been read yet: the resources record will call us again
+      const source = object as unknown as KafkaSource
+      const deliver = this.#deliverFor(source)
+      const runner = new SourceRunner({
+        brokers: source.spec.bootstrapServers,
+        source: {
+          key,
+          groupId: source.spec.consumerGroup ?? key,
+          topics: source.spec.topics,
+          initialOffset: source.spec.initialOffset ?? 'latest',
+          ordering: source.spec.ordering ?? 'ordered'
+        },
+        vreplicas: placement.vreplicas,
+        dispatcherId: this.#options.dispatcherId,
+        deliver,
+        log: this.#options.log
+      })
+      this.#runners.set(key, { resourceVersion: placement.resourceVersion, runner })
+    }
+  }
+
+  /** The source as stored at the contract's resourceVersion or later (a later one is as good: it will come). */
+  #specAt(key: string, resourceVersion: string): StoredObject | undefined {
+    const stored = this.#resources.get(key)
+    return stored && stored.offset >= BigInt(resourceVersion) ? stored.object : undefined
+  }
+
+  #deliverFor(source: KafkaSource): Deliver {
+    const key = `KafkaSource/${source.metadata.namespace}/${source.metadata.name}`
+    const resolution = deliveryTargetFor(source, { serviceUrlTemplate: this.#options.serviceUrlTemplate })
+    const ref = { namespace: source.metadata.namespace, name: source.metadata.name }
+    const options = { ceOverrides: source.spec.ceOverrides }
+    return async (record: SourceRecord, signal: AbortSignal): Promise<Outcome> => {
+      if (resolution.kind === 'unresolved') {
+        // Not handled: the runner retries it, so nothing is lost while the sink cannot be resolved.
+        throw new Error(`${key}: ${resolution.field}: ${resolution.reason}`)
+      }
+      const target: DeliveryTarget = resolution.target
+      const mapped = recordToEvent(record, ref, options)
+      const outcome =
+        mapped.kind === 'poison'
+          ? await this.#deliverer.deadLetter(mapped.fallback, target, mapped.reason, signal)
+          : await this.#deliverer.deliver(mapped.event, target, signal)
+      if (outcome.kind === 'aborted') throw new Error(`${key}: delivery aborted`)
+      return outcome.kind
+    }
+  }
+}
+
+/**
+ * Starts the KafkaSource data plane of a running dispatcher and keeps it in step with the dispatcher's
+ * contract and fencing. Close the plane before the dispatcher, so deliveries drain and offsets are committed
+ * while the dispatcher still heartbeats.
+ */
+export async function startKafkaSourcePlane(
+  dispatcher: RunningDispatcher,
+  options: Omit<KafkaSourcePlaneOptions, 'dispatcherId'>
+): Promise<KafkaSourcePlane> {
+  const plane = new KafkaSourcePlane({ ...options, dispatcherId: dispatcher.id })
+  await plane.start()
+  const apply = () => plane.apply(dispatcher.contract, dispatcher.running)
+  dispatcher.on('contract', apply)
+  dispatcher.on('fenced', apply)
+  dispatcher.on('unfenced', apply)
+  apply()
+  return plane
+}
