@@ -17,8 +17,11 @@ export const MAX_UNCOMMITTED_PER_PARTITION = 10_000
 
 /** How long a fetch waits at the broker for data; also the most a newly eligible partition waits to be fetched. */
 export const FETCH_MAX_WAIT_MS = 500
-/** Bytes one fetch may return for one partition (the broker still returns a bigger first batch whole). */
-export const FETCH_PARTITION_MAX_BYTES = 1024 * 1024
+/**
+ * Bytes one fetch may return for one partition (the broker still returns a bigger first batch whole). A member
+ * buffers at most one such fetch per partition, so this times its partitions bounds its buffer.
+ */
+export const FETCH_PARTITION_MAX_BYTES = 256 * 1024
 /** Bytes one fetch may return in all. */
 export const FETCH_MAX_BYTES = 8 * 1024 * 1024
 

@@ -38,12 +38,17 @@ export async function commitInitialOffsets(options: CommitInitialOffsetsOptions)
     retryDelay: 250
   })
   try {
+    const existing = new Set(await admin.listTopics())
+    const absent = options.topics.filter(t => !existing.has(t))
+    if (absent.length > 0) {
+      throw new ShoalError(ErrorCodes.KAFKA, `topic(s) ${absent.join(', ')} do not exist`, { retriable: true })
+    }
     const metadata = await admin.metadata({ topics: [...options.topics], forceUpdate: true })
     const partitionsOf = new Map<string, number[]>()
     for (const topic of options.topics) {
       const count = metadata.topics.get(topic)?.partitionsCount
       if (count === undefined) {
-        throw new ShoalError(ErrorCodes.KAFKA, `topic ${topic} does not exist`, { retriable: true })
+        throw new ShoalError(ErrorCodes.KAFKA, `topic ${topic} has no metadata yet`, { retriable: true })
       }
       partitionsOf.set(
         topic,

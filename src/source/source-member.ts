@@ -47,6 +47,13 @@ export interface SourceMemberOptions {
   readonly log: SourceLog
 }
 
+/** The member's part of a commit's identity, as of one moment. */
+interface CommitIdentityOf {
+  readonly generationId: number
+  readonly memberId: string
+  readonly coordinator: Broker
+}
+
 /** One owned partition's state in a member. */
 interface PartitionRun {
   readonly id: string
@@ -317,10 +324,12 @@ export class SourceMember {
     }
   }
 
-  /** Partitions to fetch now: started, not revoked, their last fetch all started, not too far ahead of the commit. */
+  /**
+   * Partitions to fetch now: started, not revoked, every record of their last fetch started, and not too far
+   * ahead of their commit. So a member holds at most one fetch per partition that waits for a slot: when the
+   * window is full, fetching stops (backpressure), while a partition with room goes on being fetched.
+   */
   #fetchable(): PartitionRun[] {
-    // Unordered: the member's window is full and enough is buffered to refill it — fetching waits.
-    if (this.#options.source.ordering === 'unordered' && this.#queued >= this.#options.maxInFlight) return []
     const runs: PartitionRun[] = []
     for (const run of this.#runs.values()) {
       if (run.revoked || run.resetting || run.tracker === undefined) continue
@@ -431,26 +440,23 @@ export class SourceMember {
     tracker.advanceTo(decoded.next)
   }
 
-  /** Starts deliveries while the window has room: ordered, one per partition; unordered, round-robin over partitions. */
+  /**
+   * Starts deliveries while the window has room, round-robin over partitions. Ordered: one record in flight
+   * per partition. Unordered: a partition holds at most maxInFlight − (partitions − 1) slots, so however
+   * slow its records are, every other partition keeps a slot.
+   */
   #pump(): void {
     if (this.#stopping) return
     const max = this.#options.maxInFlight
     const runs = [...this.#runs.values()]
     if (runs.length === 0) return
-    if (this.#options.source.ordering === 'ordered') {
-      for (let i = 0; i < runs.length && this.#inFlight < max; i++) {
-        const run = runs[(this.#cursor + i) % runs.length]!
-        if (run.inFlight === 0 && run.head < run.queue.length) this.#start(run)
-      }
-      this.#cursor = (this.#cursor + 1) % runs.length
-      return
-    }
+    const cap = this.#options.source.ordering === 'ordered' ? 1 : Math.max(1, max - (runs.length - 1))
     let started = true
     while (started && this.#inFlight < max) {
       started = false
       for (let i = 0; i < runs.length && this.#inFlight < max; i++) {
         const run = runs[(this.#cursor + i) % runs.length]!
-        if (run.head < run.queue.length) {
+        if (run.inFlight < cap && run.head < run.queue.length) {
           this.#start(run)
           started = true
         }
@@ -546,7 +552,20 @@ export class SourceMember {
       'partitions revoked',
       this.#fields({ partitions: runs.map(r => r.id), inFlight: runs.reduce((n, r) => n + r.inFlight, 0) })
     )
-    this.#requestCommit(runs)
+    const identity = this.#identity()
+    this.#requestCommit(runs, identity)
+    if (runs.some(r => r.inFlight > 0)) void this.#commitWhenDrained(runs, identity)
+  }
+
+  /**
+   * Records of revoked partitions still in flight finish meanwhile; committing them once more before the
+   * rebalance completes (the other members rejoin within a heartbeat interval) spares their new owner
+   * delivering them again. Past that the generation has moved on and the coordinator refuses it, harmlessly.
+   */
+  async #commitWhenDrained(runs: readonly PartitionRun[], identity: CommitIdentityOf | undefined): Promise<void> {
+    const deadline = Date.now() + GROUP_HEARTBEAT_INTERVAL_MS
+    while (runs.some(r => r.inFlight > 0) && Date.now() < deadline) await this.#wake.wait(deadline - Date.now())
+    this.#requestCommit(runs, identity)
   }
 
   #dropQueue(run: PartitionRun): void {
@@ -634,14 +653,13 @@ export class SourceMember {
   }
 
   /** Commits now (the owned partitions, or the given ones), after any commit already on its way. */
-  #requestCommit(runs?: readonly PartitionRun[]): void {
+  #requestCommit(runs?: readonly PartitionRun[], identity?: CommitIdentityOf): void {
     // A periodic tick while a commit is queued adds nothing: the queued one reads the offsets when it runs.
     if (runs === undefined) {
       if (this.#commitPending) return
       this.#commitPending = true
     }
-    // The identity is read now: a commit for revoked partitions must carry the generation they were owned in.
-    const identity = runs === undefined ? undefined : this.#identity()
+    // A commit for revoked partitions carries the generation they were owned in (read at revocation).
     this.#commitChain = this.#commitChain
       .then(() => {
         if (runs === undefined) this.#commitPending = false
@@ -656,7 +674,7 @@ export class SourceMember {
       })
   }
 
-  #identity(): { generationId: number; memberId: string; coordinator: Broker } | undefined {
+  #identity(): CommitIdentityOf | undefined {
     const memberId = this.#consumer.memberId
     const coordinatorId = this.#consumer.coordinatorId
     const coordinator = coordinatorId === null ? undefined : this.#brokers.get(coordinatorId)

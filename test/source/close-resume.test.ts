@@ -1,0 +1,143 @@
+import assert from 'node:assert/strict'
+import { after, describe, it } from 'node:test'
+import { SourceRunner } from '../../src/source/index.ts'
+import type { KafkaSourceSpec, Outcome, SourceRecord } from '../../src/source/index.ts'
+import { eventually, uniquePrefix } from '../helpers/controllers.ts'
+import {
+  Collector,
+  committedOffsets,
+  createTopic,
+  endOffsets,
+  kafkaBrokers,
+  messages,
+  produce,
+  testLog
+} from './helpers.ts'
+
+describe('SourceRunner close and resume', () => {
+  const cleanup: Array<() => Promise<unknown>> = []
+  after(async () => {
+    for (const c of cleanup.reverse()) await c().catch(() => undefined)
+  })
+
+  it('drains in-flight deliveries and commits on close; a new runner resumes after them with no redelivery', async () => {
+    const name = uniquePrefix('resume')
+    const partitions = 4
+    await createTopic(name, partitions)
+    await produce(name, messages(800, partitions))
+    const source: KafkaSourceSpec = {
+      key: `KafkaSource/default/${name}`,
+      groupId: name,
+      topics: [name],
+      initialOffset: 'earliest',
+      ordering: 'unordered',
+      maxInFlight: 8
+    }
+    const first = new Collector()
+    let started = 0
+    const slowly = async (record: SourceRecord): Promise<Outcome> => {
+      started++
+      await new Promise(resolve => setTimeout(resolve, 30))
+      first.record(record)
+      return 'delivered'
+    }
+    const a = new SourceRunner({
+      brokers: kafkaBrokers(),
+      source,
+      vreplicas: 2,
+      dispatcherId: 'dispatcher-0',
+      deliver: slowly,
+      log: testLog()
+    })
+    cleanup.push(() => a.close())
+    await eventually(async () => (first.distinct >= 200 ? true : undefined), 30_000, 'a part of the records')
+    await a.close({ drainMs: 10_000 })
+    assert.equal(first.calls.length, started, 'every started delivery finished before close returned')
+    const handled = first.distinct
+    assert.ok(handled < 800)
+    const committed = await committedOffsets(name, name, partitions)
+    assert.equal(
+      committed.reduce((n, o) => n + Number(o), 0),
+      handled,
+      'the committed offsets cover exactly what was handled'
+    )
+
+    const second = new Collector()
+    const b = new SourceRunner({
+      brokers: kafkaBrokers(),
+      source,
+      vreplicas: 2,
+      dispatcherId: 'dispatcher-0',
+      deliver: second.deliver,
+      log: testLog()
+    })
+    cleanup.push(() => b.close())
+    await eventually(
+      async () => (second.distinct === 800 - handled ? true : undefined),
+      30_000,
+      'the rest of the records'
+    )
+    for (const call of second.calls) assert.ok(!first.has(call.value!.toString()), `${call.value} delivered again`)
+    await eventually(
+      async () => {
+        const [now, ends] = [await committedOffsets(name, name, partitions), await endOffsets(name, partitions)]
+        return now.every((o, i) => o === ends[i]) ? true : undefined
+      },
+      20_000,
+      'every partition committed to its end'
+    )
+  })
+
+  it('restarted under the same dispatcher id without leaving, takes its partitions back without a rebalance', async () => {
+    const name = uniquePrefix('restart')
+    await createTopic(name, 4)
+    const source: KafkaSourceSpec = {
+      key: `KafkaSource/default/${name}`,
+      groupId: name,
+      topics: [name],
+      initialOffset: 'earliest',
+      ordering: 'ordered'
+    }
+    const collector = new Collector()
+    const start = (): SourceRunner =>
+      new SourceRunner({
+        brokers: kafkaBrokers(),
+        source,
+        vreplicas: 2,
+        dispatcherId: 'dispatcher-7',
+        deliver: collector.deliver,
+        log: testLog()
+      })
+    const a = start()
+    cleanup.push(() => a.close())
+    const before = await eventually(
+      async () => {
+        const members = a.status().members
+        return members.every(m => m.partitions.length === 2) ? members : undefined
+      },
+      30_000,
+      'two members with two partitions each'
+    )
+    await a.close({ leaveGroup: false })
+    const b = start()
+    cleanup.push(() => b.close({ leaveGroup: true }))
+    const after = await eventually(
+      async () => {
+        const members = b.status().members
+        return members.every(m => m.partitions.length === 2) ? members : undefined
+      },
+      30_000,
+      'the same members back'
+    )
+    for (const [i, m] of after.entries()) {
+      assert.equal(m.generationId, before[i]!.generationId, `${m.groupInstanceId} rejoined in the same generation`)
+      assert.deepEqual(
+        m.partitions.map(p => p.partition),
+        before[i]!.partitions.map(p => p.partition),
+        `${m.groupInstanceId} got its partitions back`
+      )
+    }
+    await produce(name, messages(40, 4))
+    await eventually(async () => (collector.distinct === 40 ? true : undefined), 30_000, 'records after the restart')
+  })
+})

@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict'
+import { after, describe, it } from 'node:test'
+import { Producer } from '@platformatic/kafka'
+import { SourceRunner } from '../../src/source/index.ts'
+import { eventually, uniquePrefix } from '../helpers/controllers.ts'
+import { Collector, committedOffsets, createTopic, endOffsets, kafkaBrokers, testLog } from './helpers.ts'
+
+describe('SourceRunner on a transactional topic', () => {
+  const cleanup: Array<() => Promise<unknown>> = []
+  after(async () => {
+    for (const c of cleanup.reverse()) await c().catch(() => undefined)
+  })
+
+  it('delivers committed transactions only, and commits past the markers (lag 0 once drained)', async () => {
+    const topic = uniquePrefix('tx')
+    await createTopic(topic, 1)
+    const producer = new Producer({
+      clientId: `${topic}-producer`,
+      bootstrapBrokers: kafkaBrokers(),
+      transactionalId: `${topic}-tx`,
+      idempotent: true,
+      acks: -1
+    })
+    cleanup.push(() => producer.close())
+    const send = async (values: string[], commit: boolean): Promise<void> => {
+      const tx = await producer.beginTransaction({ producerId: -1n, producerEpoch: -1 })
+      await tx.send({ messages: values.map(v => ({ topic, partition: 0, value: Buffer.from(v) })) })
+      await (commit ? tx.commit() : tx.abort())
+    }
+    await send(['one', 'two'], true)
+    await send(['aborted-1', 'aborted-2'], false)
+    await send(['three'], true)
+    await send(['aborted-3'], false)
+
+    const collector = new Collector()
+    const runner = new SourceRunner({
+      brokers: kafkaBrokers(),
+      source: {
+        key: `KafkaSource/default/${topic}`,
+        groupId: topic,
+        topics: [topic],
+        initialOffset: 'earliest',
+        ordering: 'ordered'
+      },
+      vreplicas: 1,
+      dispatcherId: 'dispatcher-0',
+      deliver: collector.deliver,
+      log: testLog()
+    })
+    cleanup.push(() => runner.close())
+    const [end] = await endOffsets(topic, 1)
+    assert.equal(end, 10n, 'six records and four markers')
+    await eventually(
+      async () => ((await committedOffsets(topic, topic, 1))[0] === end ? true : undefined),
+      30_000,
+      'the commit at the end of the log'
+    )
+    assert.deepEqual(
+      collector.calls.map(r => r.value!.toString()),
+      ['one', 'two', 'three']
+    )
+    assert.deepEqual(
+      collector.calls.map(r => r.offset),
+      [0n, 1n, 6n]
+    )
+  })
+})
