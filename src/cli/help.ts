@@ -26,6 +26,7 @@ Operate:
   scale       change a KafkaSource's consumers
   rebalance   show, and with --approve apply, the scheduler's rebalance proposal
   dispatcher  run one data-plane process
+  sink        an event display: print every CloudEvent it receives
 
 Other:
   version     print the client and server versions

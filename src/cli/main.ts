@@ -10,6 +10,7 @@ import { isHelpTopic, usage } from './help.ts'
 import { processIo } from './io.ts'
 import type { CliIo } from './io.ts'
 import { runCordon, runRebalance, runScale } from './operate.ts'
+import { runSink } from './sink.ts'
 import { runUp } from './up.ts'
 import { clientVersion, runVersion } from './version.ts'
 
@@ -43,6 +44,8 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
       return runDispatcherCommand(rest)
     case 'up':
       return runUp(rest)
+    case 'sink':
+      return runSink(rest)
     case undefined:
     case 'help':
     case '--help':

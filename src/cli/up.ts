@@ -1,19 +1,16 @@
+import type { Server } from 'node:http'
 import { parseArgs } from 'node:util'
+import { Producer } from '@platformatic/kafka'
 import { readFile, readdir } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
-import {
-  DEFAULT_SERVICE_URL_TEMPLATE,
-  apiVersionOf,
-  kindByApiVersion,
-  parseManifests,
-  validateResource
-} from '../api/index.ts'
+import { apiVersionOf, kindByApiVersion, parseManifests, validateResource } from '../api/index.ts'
 import { createLogger, startController } from '../controller/index.ts'
 import type { RunningController } from '../controller/index.ts'
 import { startDispatcher, startKafkaSourcePlane } from '../dispatcher/index.ts'
 import type { KafkaSourcePlane, RunningDispatcher } from '../dispatcher/index.ts'
 import { ensureTopics, parseBootstrap, startEmbeddedKafka, KAFKA_VERSION } from '../kafka/index.ts'
 import type { EmbeddedKafka } from '../kafka/index.ts'
+import { startEventDisplay } from './sink.ts'
 
 const usage = `usage: shoal up [--kafka HOST:PORT] [--port 8080] [--kafka-port 9092] [--data-dir DIR] [--no-demo]
 
@@ -71,6 +68,8 @@ export async function runUp(argv: readonly string[]): Promise<number> {
   let controller: RunningController | undefined
   const dispatchers: RunningDispatcher[] = []
   const planes: KafkaSourcePlane[] = []
+  let display: { url: string; server: Server } | undefined
+  let trickle: { stop(): Promise<void> } | undefined
   try {
     let brokers: string[]
     if (given) {
@@ -86,9 +85,15 @@ export async function runUp(argv: readonly string[]): Promise<number> {
       })
       brokers = [...kafka.bootstrapBrokers]
     }
+    // The event display stands in for every Service a sink names, so the demo's events are seen right here.
+    display = await startEventDisplay({ port: 8081, write: text => out(text) }).catch(() =>
+      startEventDisplay({ port: 0, write: text => out(text) })
+    )
+    const serviceUrlTemplate = `${display.url}{namespace}/{name}`
     controller = await startController({
       brokers,
       port,
+      serviceUrlTemplate,
       logger: createLogger('shoal-controller', process.env['SHOAL_LOG_LEVEL'] ?? 'warn')
     })
     for (const [i, zone] of DEMO_ZONES.entries()) {
@@ -103,18 +108,20 @@ export async function runUp(argv: readonly string[]): Promise<number> {
       planes.push(
         await startKafkaSourcePlane(dispatcher, {
           brokers,
-          serviceUrlTemplate: DEFAULT_SERVICE_URL_TEMPLATE,
+          serviceUrlTemplate,
           log: quiet
         })
       )
     }
     const applied = values['no-demo'] ? [] : await applyDemo(controller, brokers)
+    if (!values['no-demo']) trickle = startTrickle(brokers)
     out('')
     out('Shoal is up.')
     out(
       `  Kafka        ${brokers.join(',')}${kafka ? ` (embedded Kafka ${kafka.version}, data in ${kafka.dataDir})` : ''}`
     )
     out(`  API          ${controller.url}`)
+    out(`  sink         ${display.url} (event display: every Service a sink names resolves here; events print below)`)
     out(
       `  dispatchers  ${dispatchers.map(d => `${d.id} (zone ${d.zone})`).join(', ')}, ${DEMO_CAPACITY} consumer slots each`
     )
@@ -138,10 +145,43 @@ export async function runUp(argv: readonly string[]): Promise<number> {
   } finally {
     process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)
+    await trickle?.stop()
     await Promise.all(planes.map(p => p.close().catch(() => undefined)))
     await Promise.all(dispatchers.map(d => d.close().catch(() => undefined)))
     await controller?.close().catch(() => undefined)
     await kafka?.stop().catch(() => undefined)
+    display?.server.close()
+  }
+}
+
+/** A producer that puts a small JSON order on the demo topic every two seconds, for the demo source to deliver. */
+function startTrickle(brokers: readonly string[]): { stop(): Promise<void> } {
+  const producer = new Producer({ clientId: 'shoal-up-demo', bootstrapBrokers: [...brokers], idempotent: true })
+  let n = 0
+  const timer = setInterval(() => {
+    n++
+    const value = Buffer.from(
+      JSON.stringify({ order: n, item: ['kelp', 'coral', 'sponge'][n % 3], at: new Date().toISOString() })
+    )
+    producer
+      .send({
+        acks: -1,
+        messages: [
+          {
+            topic: 'shoal-demo',
+            key: Buffer.from(`order-${n}`),
+            value,
+            headers: new Map([[Buffer.from('content-type'), Buffer.from('application/json')]])
+          }
+        ]
+      })
+      .catch(() => undefined)
+  }, 2_000)
+  return {
+    async stop() {
+      clearInterval(timer)
+      await producer.close().catch(() => undefined)
+    }
   }
 }
 
