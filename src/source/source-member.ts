@@ -600,6 +600,7 @@ export class SourceMember {
         if (missing.length > 0) this.#requestCommit()
         this.#wake.notify()
       } catch (error) {
+        if (this.#stopping) return
         this.#options.log('warn', 'looking up start offsets failed; retrying', this.#fields({ error, attempt }))
         await sleep(Math.min(5_000, 250 * 2 ** Math.min(attempt, 5)), this.#abort.signal)
       }
@@ -644,6 +645,7 @@ export class SourceMember {
       if (target >= position) run.tracker.advanceTo(target)
       else if (run.tracker.outstanding === 0 && run.inFlight === 0) run.tracker = new OffsetTracker(target)
     } catch (error) {
+      if (this.#stopping) return
       this.#options.log('warn', 'resetting an out-of-range position failed', this.#fields({ error, partition: run.id }))
       await sleep(1_000, this.#abort.signal)
     } finally {

@@ -57,7 +57,9 @@ export class SourceRunner {
     this.#maxInFlight = options.source.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT
     this.#log = options.log ?? (() => undefined)
     this.#committer = new OffsetCommitter(this.#clientId('committer'))
-    void this.setVReplicas(options.vreplicas)
+    this.setVReplicas(options.vreplicas).catch(error =>
+      this.#log('error', 'starting vreplicas failed', { source: options.source.key, error })
+    )
   }
 
   /** The vreplica count last asked for. */
