@@ -1,0 +1,14 @@
+export { DispatcherMetrics } from './dispatcher-metrics.ts'
+export type { DispatcherMetricsOptions, DispatcherView, HealthReport, Slot, SourcesView } from './dispatcher-metrics.ts'
+export { startMetricsServer } from './metrics-server.ts'
+export type { MetricsServer, MetricsServerOptions, MetricsSource } from './metrics-server.ts'
+export { rankSources } from './rank-sources.ts'
+export { OTHER_SOURCE, otherLabels, sourceLabels } from './source-labels.ts'
+export type { SourceLabels } from './source-labels.ts'
+export {
+  DEFAULT_MAX_SOURCE_LABELS,
+  DEFAULT_RANK_INTERVAL_MS,
+  DELIVERY_DURATION_BUCKETS,
+  SourceMetrics
+} from './source-metrics.ts'
+export type { SourceActivity, SourceMetricsOptions, StatusClassLabel } from './source-metrics.ts'

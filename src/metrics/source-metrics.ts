@@ -1,0 +1,199 @@
+import { Counter, Gauge, Histogram } from 'prom-client'
+import type { Registry } from 'prom-client'
+import { statusClass } from '../delivery/index.ts'
+import type { AttemptInfo, DeliveryObserver, Endpoint, OutcomeInfo, RetryInfo } from '../delivery/index.ts'
+import { rankSources } from './rank-sources.ts'
+import { otherLabels, sourceLabels } from './source-labels.ts'
+import type { SourceLabels } from './source-labels.ts'
+
+/** Sources with a `source` label of their own, per dispatcher, when not told. */
+export const DEFAULT_MAX_SOURCE_LABELS = 200
+/** How often (at most, on a scrape) the labelled sources are chosen again. */
+export const DEFAULT_RANK_INTERVAL_MS = 60_000
+/** Buckets of shoal_source_delivery_duration_seconds: a fast sink's milliseconds to a dead letter sink's minutes. */
+export const DELIVERY_DURATION_BUCKETS: readonly number[] = Object.freeze([
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300
+])
+
+/** A source as the data plane sees it now: its key (`Kind/namespace/name`) and its records in flight. */
+export interface SourceActivity {
+  readonly source: string
+  readonly inFlight: number
+}
+
+export interface SourceMetricsOptions {
+  readonly maxSourceLabels?: number
+  readonly rankIntervalMs?: number
+}
+
+/** An attempt's `status_class`: what came back, or `network` when no response came (refused, reset, timeout). */
+export type StatusClassLabel = '1xx' | '2xx' | '3xx' | '4xx' | '5xx' | 'network'
+
+const STATUS_CLASSES: readonly StatusClassLabel[] = ['1xx', '2xx', '3xx', '4xx', '5xx', 'network']
+const ENDPOINTS: readonly Endpoint[] = ['sink', 'dead-letter']
+
+type SourceLabel = 'source' | 'kind'
+
+/**
+ * The per-source metrics of one dispatcher, fed by the deliverer's hooks. At most `maxSourceLabels` sources have
+ * a `source` label of their own; the others are counted under `source="_other"` (see rankSources for who wins).
+ */
+export class SourceMetrics implements DeliveryObserver {
+  readonly #max: number
+  readonly #rankIntervalMs: number
+  readonly #consumed: Counter<SourceLabel>
+  readonly #delivered: Counter<SourceLabel | 'endpoint' | 'status_class'>
+  readonly #retries: Counter<SourceLabel | 'endpoint'>
+  readonly #deadLettered: Counter<SourceLabel>
+  readonly #dropped: Counter<SourceLabel>
+  readonly #duration: Histogram<SourceLabel>
+  readonly #inFlight: Gauge<SourceLabel>
+  readonly #sources: Gauge<'labelled'>
+  /** Labelled source key → its labels. */
+  #labelled = new Map<string, SourceLabels>()
+  /** Hooks called per source since the last ranking. */
+  #activity = new Map<string, number>()
+  #rankedAt = Number.NEGATIVE_INFINITY
+
+  constructor(registry: Registry, options: SourceMetricsOptions = {}) {
+    this.#max = options.maxSourceLabels ?? DEFAULT_MAX_SOURCE_LABELS
+    this.#rankIntervalMs = options.rankIntervalMs ?? DEFAULT_RANK_INTERVAL_MS
+    if (!Number.isSafeInteger(this.#max) || this.#max < 0) {
+      throw new RangeError(`maxSourceLabels ${this.#max} is not an integer >= 0`)
+    }
+    if (!(this.#rankIntervalMs >= 0)) throw new RangeError(`rankIntervalMs ${this.#rankIntervalMs} is below 0`)
+    const registers = [registry]
+    const labelNames = ['source', 'kind'] as const
+    this.#consumed = new Counter({
+      name: 'shoal_source_records_consumed_total',
+      help: 'Records read from the source and handled: delivered, dead-lettered or dropped (their offsets may be committed).',
+      labelNames,
+      registers
+    })
+    this.#delivered = new Counter({
+      name: 'shoal_source_events_delivered_total',
+      help: 'Delivery attempts by what came back: the status class, or network when no response came.',
+      labelNames: [...labelNames, 'endpoint', 'status_class'],
+      registers
+    })
+    this.#retries = new Counter({
+      name: 'shoal_source_delivery_retries_total',
+      help: 'Retries scheduled after a failed attempt (backoff or Retry-After).',
+      labelNames: [...labelNames, 'endpoint'],
+      registers
+    })
+    this.#deadLettered = new Counter({
+      name: 'shoal_source_events_dead_lettered_total',
+      help: 'Events accepted by the dead letter sink.',
+      labelNames,
+      registers
+    })
+    this.#dropped = new Counter({
+      name: 'shoal_source_events_dropped_total',
+      help: 'Events given up on: no dead letter sink, or it failed on every allowed attempt.',
+      labelNames,
+      registers
+    })
+    this.#duration = new Histogram({
+      name: 'shoal_source_delivery_duration_seconds',
+      help: 'From delivery start to its outcome (delivered, dead-lettered or dropped), queueing and retries included.',
+      labelNames,
+      buckets: [...DELIVERY_DURATION_BUCKETS],
+      registers
+    })
+    this.#inFlight = new Gauge({
+      name: 'shoal_source_in_flight',
+      help: 'Records handed to delivery and not yet handled.',
+      labelNames,
+      registers
+    })
+    this.#sources = new Gauge({
+      name: 'shoal_dispatcher_sources',
+      help: 'Sources this dispatcher has metrics for, by whether they have a source label of their own.',
+      labelNames: ['labelled'],
+      registers
+    })
+  }
+
+  onAttempt(info: AttemptInfo): void {
+    const labels = this.#labelsOf(info.sourceKey)
+    const cls: StatusClassLabel = info.status === undefined ? 'network' : statusClass(info.status)
+    this.#delivered.inc({ ...labels, endpoint: info.endpoint, status_class: cls })
+  }
+
+  onRetry(info: RetryInfo): void {
+    this.#retries.inc({ ...this.#labelsOf(info.sourceKey), endpoint: info.endpoint })
+  }
+
+  onOutcome(info: OutcomeInfo): void {
+    // An aborted delivery is not an outcome: the record is delivered again (here or on another dispatcher).
+    if (info.outcome.kind === 'aborted') return
+    const labels = this.#labelsOf(info.sourceKey)
+    this.#consumed.inc(labels)
+    if (info.outcome.kind === 'dead-lettered') this.#deadLettered.inc(labels)
+    else if (info.outcome.kind === 'dropped') this.#dropped.inc(labels)
+    this.#duration.observe(labels, info.latencyMs / 1000)
+  }
+
+  /**
+   * Sets the in-flight gauges from what the data plane reports now and, once per rank interval, chooses the
+   * labelled sources again: a source that loses its label loses its series, and its counts go on under `_other`.
+   */
+  refresh(sources: readonly SourceActivity[], now: number): void {
+    if (now - this.#rankedAt >= this.#rankIntervalMs) {
+      this.#rank(sources)
+      this.#rankedAt = now
+    }
+    this.#inFlight.reset()
+    let unlabelled = 0
+    for (const { source, inFlight } of sources) {
+      const own = this.#labelled.get(source)
+      if (own === undefined) unlabelled++
+      this.#inFlight.inc(own ?? otherLabels(source), inFlight)
+    }
+    this.#sources.set({ labelled: 'true' }, this.#labelled.size)
+    this.#sources.set({ labelled: 'false' }, unlabelled)
+  }
+
+  #labelsOf(sourceKey: string): SourceLabels {
+    this.#activity.set(sourceKey, (this.#activity.get(sourceKey) ?? 0) + 1)
+    const own = this.#labelled.get(sourceKey)
+    if (own !== undefined) return own
+    // Room left: a new source is labelled at once, not at the next ranking.
+    if (this.#labelled.size < this.#max) {
+      const labels = sourceLabels(sourceKey)
+      this.#labelled.set(sourceKey, labels)
+      return labels
+    }
+    return otherLabels(sourceKey)
+  }
+
+  #rank(sources: readonly SourceActivity[]): void {
+    const scores = new Map<string, number>()
+    for (const { source, inFlight } of sources) {
+      scores.set(source, (scores.get(source) ?? 0) + inFlight + (this.#activity.get(source) ?? 0))
+    }
+    for (const [source, count] of this.#activity) if (!scores.has(source)) scores.set(source, count)
+    const chosen = rankSources(scores, new Set(this.#labelled.keys()), this.#max)
+    const labelled = new Map<string, SourceLabels>()
+    for (const [key, labels] of this.#labelled) {
+      if (chosen.has(key)) labelled.set(key, labels)
+      else this.#removeSeries(labels)
+    }
+    for (const key of chosen) if (!labelled.has(key)) labelled.set(key, sourceLabels(key))
+    this.#labelled = labelled
+    this.#activity = new Map()
+  }
+
+  #removeSeries(labels: SourceLabels): void {
+    this.#consumed.remove(labels)
+    this.#deadLettered.remove(labels)
+    this.#dropped.remove(labels)
+    this.#duration.remove(labels)
+    this.#inFlight.remove(labels)
+    for (const endpoint of ENDPOINTS) {
+      this.#retries.remove({ ...labels, endpoint })
+      for (const cls of STATUS_CLASSES) this.#delivered.remove({ ...labels, endpoint, status_class: cls })
+    }
+  }
+}
