@@ -6,11 +6,19 @@
  * (one row at 90 %, to show the pending path). Sources are KafkaSources with 1–19 vreplicas (10 on average) and
  * 32 partitions, from a fixed seed. Prints a markdown table; docs/benchmarks.md holds a run.
  *
+ * On the same inputs, in the same run, a peer written the way Knative's eventing scheduler works
+ * (`bench/peer-per-vreplica.ts`: every dispatcher filtered and scored for every vreplica) places the 10k-source
+ * rows (median of the runs) and the 100k × 1,000 row at 120 %, the latter time-boxed: it places sources in order
+ * until `--peer-budget` seconds (default 20) run out and the full pass is extrapolated linearly in vreplicas.
+ *
  *   node --expose-gc bench/scheduler.ts [--quick] [--runs N] [--sources N] [--dispatchers N]
+ *                                       [--no-peer] [--peer-budget S]
  */
 import { availableParallelism } from 'node:os'
 import { Scheduler } from '../src/scheduler/index.ts'
 import type { DispatcherInfo, VPod } from '../src/scheduler/index.ts'
+import { checkPeer, peerSchedule } from './peer-per-vreplica.ts'
+import type { PeerResult } from './peer-per-vreplica.ts'
 
 interface Case {
   readonly sources: number
@@ -33,6 +41,23 @@ interface Row {
   readonly pending: number
   readonly balancedness: number
   readonly balancednessMs: number
+  /** Upsert all + full pass, median of the runs: what the peer's figure compares with. */
+  readonly shoalTotalMs: number
+  readonly peer: PeerRow | undefined
+}
+
+interface PeerRow {
+  /** Measured (median of the runs), or extrapolated from a time-boxed prefix. */
+  readonly ms: number
+  readonly extrapolated: boolean
+  /** Sources and vreplicas of the prefix actually placed. */
+  readonly sourcesRun: number
+  readonly vreplicasRun: number
+  readonly placed: number
+  readonly pending: number
+  readonly problems: number
+  /** Balancedness of the peer's placements (complete runs only), scored by Shoal. */
+  readonly balancedness: number | undefined
 }
 
 const ZONES = 5
@@ -50,6 +75,18 @@ const only = (name: string) => {
 }
 const onlySources = only('--sources')
 const onlyDispatchers = only('--dispatchers')
+const PEER = !args.includes('--no-peer')
+const PEER_BUDGET_MS = (only('--peer-budget') ?? 20) * 1000
+
+/** The peer runs every 10k row in full, and the 100k × 1,000 row at 120 % time-boxed. */
+const peerMode = (c: Case): 'full' | 'time-boxed' | undefined =>
+  !PEER
+    ? undefined
+    : c.sources <= 10_000
+      ? 'full'
+      : c.dispatchers === 1_000 && c.headroom === 1.2
+        ? 'time-boxed'
+        : undefined
 
 const allCases: Case[] = quick
   ? [
@@ -148,10 +185,12 @@ function runCase(c: Case): Row {
   const dispatchers = pool(c.dispatchers, capacity)
   const loads: number[] = []
   const fulls: number[] = []
+  const totals: number[] = []
   for (let run = 0; run < RUNS; run++) {
     const measured = fullPass(dispatchers, vpods)
     loads.push(measured.loadMs)
     fulls.push(measured.fullMs)
+    totals.push(measured.loadMs + measured.fullMs)
   }
   // The scheduler of the memory run goes on to the incremental passes.
   const { scheduler: s, heapBytes: heap } = heapOf(dispatchers, vpods)
@@ -183,6 +222,8 @@ function runCase(c: Case): Row {
   const lostMs = performance.now() - t
 
   return {
+    shoalTotalMs: median(totals),
+    peer: runPeer(c, dispatchers, vpods),
     case: c,
     vreplicas,
     loadMs: median(loads),
@@ -196,6 +237,40 @@ function runCase(c: Case): Row {
     pending: summary.pendingForCapacity.consumer + summary.pendingUnschedulable.consumer,
     balancedness,
     balancednessMs
+  }
+}
+
+/** The peer on the same pool and sources: every run in full, or one time-boxed prefix, extrapolated. */
+function runPeer(c: Case, dispatchers: readonly DispatcherInfo[], vpods: readonly VPod[]): PeerRow | undefined {
+  const mode = peerMode(c)
+  if (mode === undefined) return undefined
+  const results: PeerResult[] = []
+  for (let run = 0; run < (mode === 'full' ? RUNS : 1); run++) {
+    gc()
+    results.push(peerSchedule(dispatchers, vpods, mode === 'full' ? {} : { budgetMs: PEER_BUDGET_MS }))
+  }
+  const r = results[results.length - 1]!
+  const wanted = vpods.reduce((sum, v) => sum + Math.min(v.vreplicas, v.maxVReplicas ?? Infinity), 0)
+  const problems = checkPeer(dispatchers, vpods, r)
+  for (const p of problems.slice(0, 5)) process.stderr.write(`peer: ${p}\n`)
+  let balancedness: number | undefined
+  if (r.complete) {
+    // Shoal scores the peer's placements: restored as they are, nothing re-placed.
+    const s = new Scheduler()
+    s.setDispatchers(dispatchers)
+    for (const v of vpods) s.upsertVPod(v)
+    s.restore(r.sources.map((src, i) => ({ key: src.key, slot: vpods[i]!.slot, placements: src.placements })))
+    balancedness = s.balancedness()
+  }
+  return {
+    ms: r.complete ? median(results.map(x => x.ms)) : (r.ms * wanted) / r.vreplicasWanted,
+    extrapolated: !r.complete,
+    sourcesRun: r.sources.length,
+    vreplicasRun: r.vreplicasWanted,
+    placed: r.vreplicasPlaced,
+    pending: r.pending,
+    problems: problems.length,
+    balancedness
   }
 }
 
@@ -224,4 +299,34 @@ for (const r of rows) {
       `${fmt(r.loadMs)} ms | **${fmt(r.fullMs)} ms** | **${fmt(r.incrementalMs, 1)} ms** | ${fmt(r.incrementalRecomputed)} | ` +
       `${fmt(r.lostMs, 1)} ms | ${fmt(r.lostRecomputed)} | ${fmt(r.heapBytesPerSource)} B | ${r.balancedness} | ${fmt(r.balancednessMs, 1)} ms |`
   )
+}
+
+const peerRows = rows.filter(r => r.peer !== undefined)
+if (peerRows.length > 0) {
+  const boxed = peerRows.some(r => r.peer!.extrapolated)
+  console.log()
+  console.log(
+    'Peer: per-vreplica scheduling as in Knative (bench/peer-per-vreplica.ts), same inputs; Shoal = upsert all + full pass.' +
+      (boxed
+        ? ` Time-boxed rows placed a prefix of the sources for ${PEER_BUDGET_MS / 1000} s, extrapolated linearly in vreplicas (~).`
+        : '')
+  )
+  console.log()
+  console.log(
+    '| sources | dispatchers | vreplicas | Shoal | peer | peer / Shoal | peer placed (of run) | pending | capacity check | balancedness Shoal / peer |'
+  )
+  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|')
+  for (const r of peerRows) {
+    const p = r.peer!
+    const mark = p.extrapolated ? '~' : ''
+    const ran = p.extrapolated
+      ? `${fmt(p.placed)} of ${fmt(p.vreplicasRun)} (${fmt(p.sourcesRun)} sources)`
+      : fmt(p.placed)
+    console.log(
+      `| ${fmt(r.case.sources)} | ${fmt(r.case.dispatchers)} | ${fmt(r.vreplicas)} | ${fmt(r.shoalTotalMs)} ms | ` +
+        `**${mark}${fmt(p.ms / 1000, 1)} s**${p.extrapolated ? ' (extrapolated)' : ''} | **${mark}${fmt(p.ms / r.shoalTotalMs, p.ms / r.shoalTotalMs < 10 ? 1 : 0)}×** | ` +
+        `${ran} | ${fmt(p.pending)} | ${p.problems === 0 ? 'ok' : `${p.problems} problems`} | ` +
+        `${r.balancedness} / ${p.balancedness ?? '—'} |`
+    )
+  }
 }
