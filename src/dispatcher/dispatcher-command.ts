@@ -3,6 +3,8 @@ import { pino } from 'pino'
 import { DEFAULT_SERVICE_URL_TEMPLATE } from '../api/index.ts'
 import { isShoalError } from '../errors/index.ts'
 import { parseBootstrap } from '../kafka/index.ts'
+import { DEFAULT_MAX_SOURCE_LABELS, DispatcherMetrics, startMetricsServer } from '../metrics/index.ts'
+import type { MetricsServer } from '../metrics/index.ts'
 import { storeNames } from '../store/index.ts'
 import { DEFAULT_SCHEDULE_CAPACITY, DISPATCHER_ID, startDispatcher } from './dispatcher.ts'
 import type { DispatcherOptions } from './dispatcher.ts'
@@ -14,18 +16,26 @@ import { DEFAULT_LIVENESS_TIMEOUT_MS, checkLivenessTimeout } from './liveness.ts
 
 const usage = `usage: shoal dispatcher --kafka HOST:PORT[,HOST:PORT…] --id dispatcher-N --zone Z --node X --capacity C
                         [--schedule-capacity ${DEFAULT_SCHEDULE_CAPACITY}] [--prefix shoal] [--liveness-timeout ${DEFAULT_LIVENESS_TIMEOUT_MS / 1000}s] [--buckets 16]
+                        [--metrics-port N] [--metrics-source-labels ${DEFAULT_MAX_SOURCE_LABELS}]
 defaults from the environment: --kafka KAFKA_BOOTSTRAP_SERVERS, --id from POD_NAME or HOSTNAME ending in -N,
 --zone SHOAL_ZONE, --node NODE_NAME`
 
 /** A wrong argument: the one line `shoal dispatcher` prints before exiting 2. */
 class UsageProblem extends Error {}
 
+/** What the flags and environment give: the dispatcher's options and where its metrics are served. */
+export type DispatcherArgs = Omit<DispatcherOptions, 'log' | 'signal'> & {
+  /** Serve /metrics and /healthz on this port (0: a free one); off when absent. */
+  readonly metricsPort?: number
+  readonly metricsSourceLabels?: number
+}
+
 /**
  * `shoal dispatcher`: one data-plane process, until SIGINT or SIGTERM (exit 0, leaving at once), or until a
  * newer process with the same id appears (exit 1).
  */
 export async function runDispatcherCommand(argv: readonly string[]): Promise<number> {
-  let options: Omit<DispatcherOptions, 'log' | 'signal'> | 'help'
+  let options: DispatcherArgs | 'help'
   try {
     options = parseDispatcherArgs(argv, process.env)
   } catch (error) {
@@ -50,15 +60,37 @@ export async function runDispatcherCommand(argv: readonly string[]): Promise<num
   const onSignal = () => interrupted.abort()
   process.once('SIGINT', onSignal)
   process.once('SIGTERM', onSignal)
+  let server: MetricsServer | undefined
   try {
     const dispatcher = await startDispatcher({ ...options, log, signal: interrupted.signal })
+    let metrics: DispatcherMetrics | undefined
+    if (options.metricsPort !== undefined) {
+      metrics = new DispatcherMetrics({
+        dispatcher,
+        capacity: { consumer: options.capacity, schedule: options.scheduleCapacity ?? DEFAULT_SCHEDULE_CAPACITY },
+        ...(options.metricsSourceLabels === undefined ? {} : { maxSourceLabels: options.metricsSourceLabels }),
+        processMetrics: true
+      })
+      const serving = metrics
+      server = await startMetricsServer({ metrics, port: options.metricsPort, health: () => serving.health() }).catch(
+        async error => {
+          await dispatcher.close()
+          throw error
+        }
+      )
+    }
     const plane = await startKafkaSourcePlane(dispatcher, {
       brokers: options.brokers,
       ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
       serviceUrlTemplate: process.env['SHOAL_SERVICE_URL_TEMPLATE'] ?? DEFAULT_SERVICE_URL_TEMPLATE,
+      ...(metrics === undefined ? {} : { observer: metrics.observer }),
       log
     })
-    process.stdout.write(`Shoal dispatcher ${dispatcher.id} (zone ${dispatcher.zone}, node ${dispatcher.node}) up\n`)
+    metrics?.track(plane)
+    process.stdout.write(
+      `Shoal dispatcher ${dispatcher.id} (zone ${dispatcher.zone}, node ${dispatcher.node}) up` +
+        `${server === undefined ? '' : `, metrics at ${server.url}/metrics`}\n`
+    )
     const signalled = new Promise<'signal'>(resolve => {
       if (interrupted.signal.aborted) resolve('signal')
       interrupted.signal.addEventListener('abort', () => resolve('signal'), { once: true })
@@ -82,6 +114,7 @@ export async function runDispatcherCommand(argv: readonly string[]): Promise<num
   } finally {
     process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)
+    await server?.close()
   }
 }
 
@@ -89,7 +122,7 @@ export async function runDispatcherCommand(argv: readonly string[]): Promise<num
 export function parseDispatcherArgs(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>
-): Omit<DispatcherOptions, 'log' | 'signal'> | 'help' {
+): DispatcherArgs | 'help' {
   let values
   try {
     ;({ values } = parseArgs({
@@ -104,6 +137,8 @@ export function parseDispatcherArgs(
         prefix: { type: 'string' },
         'liveness-timeout': { type: 'string' },
         buckets: { type: 'string' },
+        'metrics-port': { type: 'string' },
+        'metrics-source-labels': { type: 'string' },
         help: { type: 'boolean', short: 'h' }
       },
       strict: true,
@@ -140,6 +175,15 @@ export function parseDispatcherArgs(
   if (buckets !== undefined && buckets > 1000) {
     throw new UsageProblem(`--buckets must be an integer from 1 to 1000, not "${values.buckets}"`)
   }
+  const metricsPort =
+    values['metrics-port'] === undefined ? undefined : count('--metrics-port', values['metrics-port'], 0)
+  if (metricsPort !== undefined && metricsPort > 65535) {
+    throw new UsageProblem(`--metrics-port must be an integer from 0 to 65535, not "${values['metrics-port']}"`)
+  }
+  const metricsSourceLabels =
+    values['metrics-source-labels'] === undefined
+      ? undefined
+      : count('--metrics-source-labels', values['metrics-source-labels'], 0)
   if (values.prefix !== undefined) {
     try {
       storeNames(values.prefix)
@@ -170,7 +214,9 @@ export function parseDispatcherArgs(
     ...(scheduleCapacity === undefined ? {} : { scheduleCapacity }),
     ...(values.prefix === undefined ? {} : { prefix: values.prefix }),
     ...(buckets === undefined ? {} : { buckets }),
-    ...(livenessTimeoutMs === undefined ? {} : { livenessTimeoutMs })
+    ...(livenessTimeoutMs === undefined ? {} : { livenessTimeoutMs }),
+    ...(metricsPort === undefined ? {} : { metricsPort }),
+    ...(metricsSourceLabels === undefined ? {} : { metricsSourceLabels })
   }
 }
 

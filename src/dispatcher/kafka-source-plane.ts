@@ -90,13 +90,17 @@ export class KafkaSourcePlane {
     await this.#tailer.close()
   }
 
-  /** Source keys with a runner, and their members. */
-  status(): Array<{ source: string; vreplicas: number; resourceVersion: string }> {
-    return [...this.#runners].map(([source, r]) => ({
-      source,
-      vreplicas: r.runner.status().vreplicas,
-      resourceVersion: r.resourceVersion
-    }))
+  /** Source keys with a runner, their members, and their records in flight over all members. */
+  status(): Array<{ source: string; vreplicas: number; resourceVersion: string; inFlight: number }> {
+    return [...this.#runners].map(([source, r]) => {
+      const status = r.runner.status()
+      return {
+        source,
+        vreplicas: status.vreplicas,
+        resourceVersion: r.resourceVersion,
+        inFlight: status.members.reduce((n, m) => n + m.inFlight, 0)
+      }
+    })
   }
 
   #schedule(): void {

@@ -147,7 +147,7 @@ export class SourceMetrics implements DeliveryObserver {
     this.#inFlight.reset()
     let unlabelled = 0
     for (const { source, inFlight } of sources) {
-      const own = this.#labelled.get(source)
+      const own = this.#labelled.get(source) ?? this.#labelIfRoom(source)
       if (own === undefined) unlabelled++
       this.#inFlight.inc(own ?? otherLabels(source), inFlight)
     }
@@ -157,15 +157,15 @@ export class SourceMetrics implements DeliveryObserver {
 
   #labelsOf(sourceKey: string): SourceLabels {
     this.#activity.set(sourceKey, (this.#activity.get(sourceKey) ?? 0) + 1)
-    const own = this.#labelled.get(sourceKey)
-    if (own !== undefined) return own
-    // Room left: a new source is labelled at once, not at the next ranking.
-    if (this.#labelled.size < this.#max) {
-      const labels = sourceLabels(sourceKey)
-      this.#labelled.set(sourceKey, labels)
-      return labels
-    }
-    return otherLabels(sourceKey)
+    return this.#labelled.get(sourceKey) ?? this.#labelIfRoom(sourceKey) ?? otherLabels(sourceKey)
+  }
+
+  // While there is room, a new source is labelled at once rather than at the next ranking.
+  #labelIfRoom(sourceKey: string): SourceLabels | undefined {
+    if (this.#labelled.size >= this.#max) return undefined
+    const labels = sourceLabels(sourceKey)
+    this.#labelled.set(sourceKey, labels)
+    return labels
   }
 
   #rank(sources: readonly SourceActivity[]): void {

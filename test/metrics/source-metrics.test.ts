@@ -167,6 +167,19 @@ describe('DispatcherMetrics', () => {
     assert.equal(valueOf(m, 'shoal_dispatcher_sources', { labelled: 'false' }), 0)
   })
 
+  it('labels a source the data plane starts at once while there is room, not at the next ranking', async () => {
+    const metrics = new DispatcherMetrics({ dispatcher: view(), capacity: { consumer: 8, schedule: 0 }, now: () => 0 })
+    const plane = new FakePlane()
+    metrics.track(plane)
+    await metrics.metrics() // ranks nothing: no source yet
+    plane.inFlight.set(A, 0)
+    plane.inFlight.set(B, 2)
+    const m = parseExposition(await metrics.metrics())
+    assert.equal(valueOf(m, 'shoal_source_in_flight', { source: 'default/a' }), 0)
+    assert.equal(valueOf(m, 'shoal_source_in_flight', { source: 'default/b' }), 2)
+    assert.equal(valueOf(m, 'shoal_source_in_flight', { source: '_other' }), undefined)
+  })
+
   it('reports health: running and fenced are healthy, stopped is not', () => {
     const health = (v: Partial<DispatcherView>) =>
       new DispatcherMetrics({ dispatcher: view(v), capacity: { consumer: 1, schedule: 1 } }).health()

@@ -1,0 +1,21 @@
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { describe, it } from 'node:test'
+import { DispatcherMetrics } from '../../src/metrics/index.ts'
+
+describe('docs/metrics.md', () => {
+  it('lists every metric a dispatcher serves, with its type, and no other', async () => {
+    const docs = readFileSync(new URL('../../docs/metrics.md', import.meta.url), 'utf8')
+    const documented = new Map(
+      [...docs.matchAll(/^\| `(shoal_[a-z_]+)` \| (counter|gauge|histogram) \|/gm)].map(m => [m[1], m[2]])
+    )
+    const metrics = new DispatcherMetrics({
+      dispatcher: { id: 'dispatcher-0', contract: new Map(), contractOffset: -1n, running: true, fenced: false },
+      capacity: { consumer: 1, schedule: 1 }
+    })
+    const served = new Map(
+      (await metrics.registry.getMetricsAsJSON()).map(metric => [metric.name, String(metric.type)])
+    )
+    assert.deepEqual(documented, served)
+  })
+})
