@@ -1,0 +1,94 @@
+// The benchmarks' sink, in a process of its own so it never shares an event loop with what it measures: a
+// node:http server that answers 202 at once (or after `--delay-ms`) and counts requests. The parent talks to
+// it over IPC: `reset` starts a count, `stats` reads it. With `--check-order` it also counts, per partition,
+// events that arrive at an offset not above the last one seen (from the `ce-id` Shoal sets).
+//
+//   forked by bench/kafka-source-harness.ts; not run by hand
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { parseArgs } from 'node:util'
+
+/** What the sink tells its parent. */
+export type SinkMessage =
+  | { readonly type: 'listening'; readonly port: number }
+  | {
+      readonly type: 'stats'
+      readonly count: number
+      /** Milliseconds from the first to the last request counted since the reset; 0 before two arrive. */
+      readonly spanMs: number
+      /** Milliseconds since the first request counted; 0 before one arrives. */
+      readonly sinceFirstMs: number
+      readonly outOfOrder: number
+      /** Per partition seen (only with --check-order): requests, and milliseconds from its first to its last. */
+      readonly partitions: ReadonlyArray<{
+        readonly partition: number
+        readonly count: number
+        readonly spanMs: number
+      }>
+    }
+
+/** What the parent tells the sink. */
+export type SinkCommand = { readonly type: 'reset' } | { readonly type: 'stats' }
+
+const { values } = parseArgs({
+  options: { 'delay-ms': { type: 'string', default: '0' }, 'check-order': { type: 'boolean', default: false } }
+})
+const delayMs = Number(values['delay-ms'])
+const checkOrder = values['check-order']
+
+let count = 0
+let first = 0
+let last = 0
+let outOfOrder = 0
+let partitions = new Map<number, { lastOffset: number; count: number; first: number; last: number }>()
+
+const ID = /^partition:(\d+)\/offset:(\d+)$/
+
+const server = createServer((req, res) => {
+  const now = performance.now()
+  if (count === 0) first = now
+  last = now
+  count++
+  if (checkOrder) {
+    const match = ID.exec(String(req.headers['ce-id']))
+    if (match) {
+      const partition = Number(match[1])
+      const offset = Number(match[2])
+      let seen = partitions.get(partition)
+      if (seen === undefined) partitions.set(partition, (seen = { lastOffset: -1, count: 0, first: now, last: now }))
+      if (offset <= seen.lastOffset) outOfOrder++
+      seen.lastOffset = offset
+      seen.count++
+      seen.last = now
+    }
+  }
+  req.resume()
+  if (delayMs > 0) setTimeout(() => res.writeHead(202).end(), delayMs)
+  else res.writeHead(202).end()
+})
+server.keepAliveTimeout = 30_000
+
+const send = (message: SinkMessage) => process.send!(message)
+
+process.on('message', (command: SinkCommand) => {
+  if (command.type === 'reset') {
+    count = 0
+    first = 0
+    last = 0
+    outOfOrder = 0
+    partitions = new Map()
+  }
+  const now = performance.now()
+  send({
+    type: 'stats',
+    count,
+    spanMs: count > 1 ? last - first : 0,
+    sinceFirstMs: count > 0 ? now - first : 0,
+    outOfOrder,
+    partitions: [...partitions].map(([partition, p]) => ({ partition, count: p.count, spanMs: p.last - p.first }))
+  })
+})
+// The parent going away ends the sink.
+process.on('disconnect', () => process.exit(0))
+
+server.listen(0, '127.0.0.1', () => send({ type: 'listening', port: (server.address() as AddressInfo).port }))
