@@ -89,7 +89,13 @@ export async function runControllerCommand(argv: readonly string[]): Promise<num
       process.once('SIGINT', resolve)
       process.once('SIGTERM', resolve)
     })
+    // A second signal, or a shutdown that hangs, exits at once: the log holds everything a restart needs.
+    const deadline = setTimeout(() => process.exit(1), 15_000)
+    deadline.unref()
+    process.once('SIGINT', () => process.exit(1))
+    process.once('SIGTERM', () => process.exit(1))
     await controller.close()
+    clearTimeout(deadline)
     return 0
   } catch (error) {
     process.stderr.write(

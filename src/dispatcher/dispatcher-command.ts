@@ -96,8 +96,18 @@ export async function runDispatcherCommand(argv: readonly string[]): Promise<num
       interrupted.signal.addEventListener('abort', () => resolve('signal'), { once: true })
     })
     const outcome = await Promise.race([signalled, dispatcher.stopped])
+    // Drain and commit, then leave; a shutdown that hangs past its deadline exits anyway (at least once holds:
+    // what was not committed is delivered again by the next owner).
+    const deadline = setTimeout(() => {
+      log('error', 'shutdown did not finish in time; exiting', { deadlineMs: SHUTDOWN_DEADLINE_MS })
+      process.exit(1)
+    }, SHUTDOWN_DEADLINE_MS)
+    deadline.unref()
+    process.once('SIGINT', () => process.exit(1))
+    process.once('SIGTERM', () => process.exit(1))
     await plane.close()
     await dispatcher.close()
+    clearTimeout(deadline)
     if (outcome !== 'signal' && outcome.kind === 'superseded') {
       process.stderr.write(
         `shoal dispatcher: another process started as ${dispatcher.id} (incarnation ${outcome.by} > ${outcome.incarnation}); stopped\n`
@@ -117,6 +127,9 @@ export async function runDispatcherCommand(argv: readonly string[]): Promise<num
     await server?.close()
   }
 }
+
+/** How long SIGTERM may take: the data plane's drain (10 s) plus the final commits and the leaving heartbeat. */
+const SHUTDOWN_DEADLINE_MS = 20_000
 
 /** The options the flags and environment give, or `help`; throws a UsageProblem naming the wrong argument. */
 export function parseDispatcherArgs(

@@ -72,7 +72,7 @@ describe('initial offsets', () => {
       )
       const ready = missing.status.conditions.find((x: { type: string }) => x.type === 'Ready')
       assert.equal(ready.status, 'False')
-      assert.match(JSON.stringify(missing.status.conditions), /Unknown topic|does not exist/)
+      assert.match(JSON.stringify(missing.status.conditions), /Unknown topic|not exist/i)
     } finally {
       await controller.stop()
     }

@@ -60,7 +60,10 @@ export async function startDispatcherProcess(
     child,
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+      // A process that does not stop within 20 s is killed, so one slow shutdown cannot hang the suite.
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000)
       await exited
+      clearTimeout(timer)
     }
   }
 }
