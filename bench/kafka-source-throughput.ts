@@ -201,7 +201,11 @@ async function measurePeer(): Promise<Row> {
   await sink.stats(true)
   const peerScript = new URL('./peer-kafkajs.ts', import.meta.url).pathname
   const args = ['--brokers', kafka.brokers.join(','), '--topic', topic, '--group', `${topic}-peer`, '--sink', sink.url]
-  const child = fork(peerScript, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  // kafkajs sets a negative timeout on Node 22+, harmlessly; its warning would only clutter the output.
+  const child = fork(peerScript, args, {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    execArgv: [...process.execArgv, '--disable-warning=TimeoutNegativeWarning']
+  })
   const exited = new Promise<void>(resolve => child.once('exit', () => resolve()))
   try {
     const stats = await waitForCount(
