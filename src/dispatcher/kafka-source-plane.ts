@@ -113,22 +113,25 @@ export class KafkaSourcePlane {
 
   async #reconcile(): Promise<void> {
     const wanted = this.#running ? this.#wanted : new Map<string, ContractRecord>()
+    // Runners that stop drain and commit side by side: a dispatcher with many sources stops in one drain time.
+    const closing: Promise<void>[] = []
     for (const [key, running] of this.#runners) {
       const placement = wanted.get(key)
       if (!placement) {
         this.#runners.delete(key)
         // Leaving the group hands its partitions over at once; a fenced dispatcher keeps its static ids.
-        await running.runner.close({ leaveGroup: this.#running })
+        closing.push(running.runner.close({ leaveGroup: this.#running }))
       } else if (
         placement.resourceVersion !== running.resourceVersion &&
         this.#specAt(key, placement.resourceVersion)
       ) {
         this.#runners.delete(key)
-        await running.runner.close({ leaveGroup: false })
+        closing.push(running.runner.close({ leaveGroup: false }))
       } else if (placement.resourceVersion === running.resourceVersion) {
-        running.runner.setVReplicas(placement.vreplicas)
+        void running.runner.setVReplicas(placement.vreplicas)
       }
     }
+    await Promise.all(closing)
     for (const [key, placement] of wanted) {
       if (this.#runners.has(key)) continue
       const object = this.#specAt(key, placement.resourceVersion)
