@@ -60,8 +60,9 @@ describe('scheduling KafkaSources on dispatchers across zones', () => {
   })
 
   after(async () => {
-    await Promise.all([...dispatchers.values()].map(d => d.stop()))
+    // The controller first: with no scheduler left, stopping dispatchers moves nothing onto the others.
     await controller?.stop()
+    await Promise.all([...dispatchers.values()].map(d => d.stop()))
   })
 
   it('places 40 vreplicas of 20 sources within capacity, each source across zones', async () => {
@@ -239,8 +240,8 @@ describe('scheduling with too little capacity', () => {
       )
       assert.equal(condition(placed, 'Ready')?.status, 'True')
     } finally {
-      await Promise.all(started.map(d => d.stop()))
       await controller.stop()
+      await Promise.all(started.map(d => d.stop()))
     }
   })
 })

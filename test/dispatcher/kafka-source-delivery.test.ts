@@ -57,8 +57,8 @@ describe('KafkaSource delivery through the whole system', () => {
   })
   after(async () => {
     await producer?.close()
-    await dispatcher?.stop()
     await controller?.stop()
+    await dispatcher?.stop()
     for (const s of servers) s.close()
   })
 

@@ -104,8 +104,8 @@ describe('a KafkaSource end to end', () => {
         3
       )
     } finally {
-      await Promise.all(dispatchers.map(d => d.stop()))
       await controller.stop()
+      await Promise.all(dispatchers.map(d => d.stop()))
       sink.close()
     }
   })

@@ -99,8 +99,8 @@ describe('a dispatcher SIGKILLed mid-stream', () => {
       )
     } finally {
       await producer.close()
-      await Promise.all([...dispatchers.values()].map(d => d.stop()))
       await controller.stop()
+      await Promise.all([...dispatchers.values()].map(d => d.stop()))
       sink.close()
     }
   })
