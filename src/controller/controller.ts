@@ -49,6 +49,8 @@ export interface RunningController {
 /** Starts one control-plane replica: the API server, then the store it serves. */
 export async function startController(options: ControllerOptions): Promise<RunningController> {
   const log = options.logger
+  // A bad scheduler config is refused before anything starts.
+  const config = loadSchedulerConfig(options.schedulerConfig ?? 'ha')
   const serviceUrlTemplate = options.serviceUrlTemplate ?? DEFAULT_SERVICE_URL_TEMPLATE
   let liveDispatchers: () => readonly LiveDispatcher[] = () => []
   const liveById = (name: string) => liveDispatchers().find(d => d.id === name)
@@ -115,7 +117,6 @@ export async function startController(options: ControllerOptions): Promise<Runni
   })
   let leader: SchedulerLeader
   try {
-    const config = loadSchedulerConfig(options.schedulerConfig ?? 'ha')
     await members.start()
     leader = new SchedulerLeader({ connection, store, members, config, log: logTo })
   } catch (error) {
