@@ -1,5 +1,7 @@
 import { rootCertificates } from 'node:tls'
+import type { Dispatcher } from 'undici'
 import { Pool } from 'undici'
+import type { IncomingHttpHeaders } from 'node:http'
 import { onAbort } from './abort-fanout.ts'
 import { MAX_TIMER_MS } from './backoff.ts'
 import type { CloudEvent } from './cloud-event.ts'
@@ -74,37 +76,27 @@ export class SinkClient {
     if (this.#closed) throw new Error('SinkClient is closed')
     const route = this.#route(endpoint)
     await route.limiter.acquire(sourceKey, signal)
-    const started = performance.now()
-    // Each request has its own controller: the attempt's timeout (a precise native timer; undici's own timers
-    // tick about once a second) and the caller's signal (through one shared listener) both abort it.
-    const controller = new AbortController()
-    const timer = setTimeout(() => controller.abort(new AttemptTimeout(timeoutMs)), Math.min(timeoutMs, MAX_TIMER_MS))
-    const unsubscribe = signal === undefined ? undefined : onAbort(signal, () => controller.abort(signal.reason))
+    // undici's dispatch() with a handler of our own: no response stream and no promise per request. The attempt's
+    // timeout (a precise native timer; undici's own timers tick about once a second) and the caller's signal
+    // (through one shared listener) both abort it.
+    const attempt = new Attempt(this.#options.errorDataLimit)
+    const timer = setTimeout(() => attempt.abort(new AttemptTimeout(timeoutMs)), Math.min(timeoutMs, MAX_TIMER_MS))
+    const unsubscribe = signal === undefined ? undefined : onAbort(signal, () => attempt.abort(signal.reason))
     try {
-      const response = await route.pool.request({
-        method: 'POST',
-        path: route.path,
-        headers: binaryHeaders(event),
-        body: event.data,
-        headersTimeout: 0,
-        bodyTimeout: 0,
-        signal: controller.signal
-      })
-      const status = response.statusCode
-      const retryAfter = header(response.headers['retry-after'])
-      let body: Buffer = EMPTY
-      if (status >= 200 && status < 300) await response.body.dump()
-      else body = await readPrefix(response.body, this.#options.errorDataLimit)
-      return {
-        kind: 'response',
-        status,
-        ...(retryAfter === undefined ? {} : { retryAfter }),
-        body,
-        durationMs: performance.now() - started
-      }
+      route.pool.dispatch(
+        {
+          method: 'POST',
+          path: route.path,
+          headers: binaryHeaders(event),
+          body: event.data,
+          headersTimeout: 0,
+          bodyTimeout: 0
+        },
+        attempt
+      )
+      return await attempt.result
     } catch (error) {
-      const reason = controller.signal.aborted ? controller.signal.reason : error
-      return { kind: 'error', error: describe(reason), durationMs: performance.now() - started }
+      return attempt.failed(error)
     } finally {
       clearTimeout(timer)
       unsubscribe?.()
@@ -154,16 +146,98 @@ export class SinkClient {
   }
 }
 
-async function readPrefix(body: AsyncIterable<Buffer>, limit: number): Promise<Buffer> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of body) {
-    chunks.push(chunk)
-    size += chunk.length
-    // Leaving the loop early destroys the rest of the body (and its connection): only error bodies get here.
-    if (size >= limit) break
+/**
+ * One request's undici handler: the status, Retry-After and the start of a non-2xx body (up to `limit` bytes;
+ * past it the rest of the body and its connection are destroyed), settled once as an AttemptResult.
+ */
+class Attempt implements Dispatcher.DispatchHandler {
+  readonly result: Promise<AttemptResult>
+  readonly #limit: number
+  readonly #started = performance.now()
+  #resolve!: (result: AttemptResult) => void
+  #controller: Dispatcher.DispatchController | undefined
+  #reason: unknown
+  #settled = false
+  #status = 0
+  #retryAfter: string | undefined
+  #chunks: Buffer[] | undefined
+  #size = 0
+
+  constructor(limit: number) {
+    this.#limit = limit
+    this.result = new Promise(resolve => (this.#resolve = resolve))
   }
-  return Buffer.concat(chunks, size).subarray(0, limit)
+
+  /** Aborts the request with `reason` (at once, or as soon as undici starts it); the attempt ends in error. */
+  abort(reason: unknown): void {
+    if (this.#settled || this.#reason !== undefined) return
+    this.#reason = reason ?? new Error('aborted')
+    this.#controller?.abort(this.#reason as Error)
+  }
+
+  /** The error result for `error` (or for the abort reason, when the attempt was aborted). */
+  failed(error: unknown): AttemptResult {
+    const result: AttemptResult = {
+      kind: 'error',
+      error: describe(this.#reason ?? error),
+      durationMs: performance.now() - this.#started
+    }
+    this.#settle(result)
+    return result
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    if (this.#reason !== undefined) {
+      controller.abort(this.#reason as Error)
+      return
+    }
+    this.#controller = controller
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    if (statusCode < 200) return
+    this.#status = statusCode
+    this.#retryAfter = header(headers['retry-after'])
+    if (statusCode >= 300) this.#chunks = []
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    const chunks = this.#chunks
+    if (chunks === undefined || this.#settled) return
+    chunks.push(chunk)
+    this.#size += chunk.length
+    // Only error bodies get here: past the limit, the rest of the body (and its connection) is destroyed.
+    if (this.#size >= this.#limit) {
+      this.#respond()
+      controller.abort(new Error('error body past the data limit'))
+    }
+  }
+
+  onResponseEnd(): void {
+    this.#respond()
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.failed(error)
+  }
+
+  #respond(): void {
+    const chunks = this.#chunks
+    const body = chunks === undefined ? EMPTY : Buffer.concat(chunks, this.#size).subarray(0, this.#limit)
+    const durationMs = performance.now() - this.#started
+    const retryAfter = this.#retryAfter
+    this.#settle(
+      retryAfter === undefined
+        ? { kind: 'response', status: this.#status, body, durationMs }
+        : { kind: 'response', status: this.#status, retryAfter, body, durationMs }
+    )
+  }
+
+  #settle(result: AttemptResult): void {
+    if (this.#settled) return
+    this.#settled = true
+    this.#resolve(result)
+  }
 }
 
 function header(value: string | string[] | undefined): string | undefined {
