@@ -73,8 +73,14 @@ export interface Sink {
 }
 
 /** Forks bench/kafka-source-sink.ts. */
-export async function startSink(options: { delayMs?: number; checkOrder?: boolean } = {}): Promise<Sink> {
-  const args = ['--delay-ms', String(options.delayMs ?? 0), ...(options.checkOrder ? ['--check-order'] : [])]
+export async function startSink(
+  options: { delayMs?: number; checkOrder?: boolean; countIds?: boolean } = {}
+): Promise<Sink> {
+  const args = [
+    ...['--delay-ms', String(options.delayMs ?? 0)],
+    ...(options.checkOrder ? ['--check-order'] : []),
+    ...(options.countIds ? ['--count-ids'] : [])
+  ]
   const child = fork(sinkScript, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const exited = new Promise<void>(resolve => child.once('exit', () => resolve()))
   const port = await new Promise<number>((resolve, reject) => {
@@ -215,6 +221,8 @@ function startShoalProcess(
 
 export interface Shoal {
   readonly dispatcherPid: number
+  /** The controller's API, `http://host:port`. */
+  readonly api: string
   /** Creates a KafkaSource through the controller's API. */
   createSource(spec: {
     name: string
@@ -258,6 +266,7 @@ export async function startShoal(
   }
   return {
     dispatcherPid: dispatcher.pid,
+    api,
     async createSource(spec) {
       const manifest = [
         'apiVersion: sources.knative.dev/v1beta1',

@@ -1,7 +1,8 @@
 // The benchmarks' sink, in a process of its own so it never shares an event loop with what it measures: a
 // node:http server that answers 202 at once (or after `--delay-ms`) and counts requests. The parent talks to
 // it over IPC: `reset` starts a count, `stats` reads it. With `--check-order` it also counts, per partition,
-// events that arrive at an offset not above the last one seen (from the `ce-id` Shoal sets).
+// events that arrive at an offset not above the last one seen (from the `ce-id` Shoal sets). With `--count-ids`
+// it counts distinct `ce-id`s, and requests whose `ce-id` it has seen before (duplicates).
 //
 //   forked by bench/kafka-source-harness.ts; not run by hand
 import { createServer } from 'node:http'
@@ -19,6 +20,9 @@ export type SinkMessage =
       /** Milliseconds since the first request counted; 0 before one arrives. */
       readonly sinceFirstMs: number
       readonly outOfOrder: number
+      /** With --count-ids: distinct `ce-id`s, and requests with a `ce-id` seen before; 0 without. */
+      readonly unique: number
+      readonly duplicates: number
       /** Per partition seen (only with --check-order): requests, and milliseconds from its first to its last. */
       readonly partitions: ReadonlyArray<{
         readonly partition: number
@@ -31,16 +35,23 @@ export type SinkMessage =
 export type SinkCommand = { readonly type: 'reset' } | { readonly type: 'stats' }
 
 const { values } = parseArgs({
-  options: { 'delay-ms': { type: 'string', default: '0' }, 'check-order': { type: 'boolean', default: false } }
+  options: {
+    'delay-ms': { type: 'string', default: '0' },
+    'check-order': { type: 'boolean', default: false },
+    'count-ids': { type: 'boolean', default: false }
+  }
 })
 const delayMs = Number(values['delay-ms'])
 const checkOrder = values['check-order']
+const countIds = values['count-ids']
 
 let count = 0
 let first = 0
 let last = 0
 let outOfOrder = 0
 let partitions = new Map<number, { lastOffset: number; count: number; first: number; last: number }>()
+let ids = new Set<string>()
+let duplicates = 0
 
 const ID = /^partition:(\d+)\/offset:(\d+)$/
 
@@ -62,6 +73,11 @@ const server = createServer((req, res) => {
       seen.last = now
     }
   }
+  if (countIds) {
+    const id = String(req.headers['ce-id'])
+    if (ids.has(id)) duplicates++
+    else ids.add(id)
+  }
   req.resume()
   if (delayMs > 0) setTimeout(() => res.writeHead(202).end(), delayMs)
   else res.writeHead(202).end()
@@ -77,6 +93,8 @@ process.on('message', (command: SinkCommand) => {
     last = 0
     outOfOrder = 0
     partitions = new Map()
+    ids = new Set()
+    duplicates = 0
   }
   const now = performance.now()
   send({
@@ -85,6 +103,8 @@ process.on('message', (command: SinkCommand) => {
     spanMs: count > 1 ? last - first : 0,
     sinceFirstMs: count > 0 ? now - first : 0,
     outOfOrder,
+    unique: ids.size,
+    duplicates,
     partitions: [...partitions].map(([partition, p]) => ({ partition, count: p.count, spanMs: p.last - p.first }))
   })
 })
