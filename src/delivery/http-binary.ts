@@ -6,21 +6,55 @@ import { TRACE_EXTENSIONS } from './cloud-event.ts'
 
 /** The request headers that carry `event` in binary mode (the body is `event.data`). */
 export function binaryHeaders(event: CloudEvent): Record<string, string> {
-  const headers: Record<string, string> = {}
-  const { datacontenttype, ...attributes } = event.attributes
-  for (const [name, value] of Object.entries(attributes)) {
-    if (value !== undefined) headers[`ce-${name}`] = percentEncode(value)
+  const attributes = event.attributes
+  // A source's events share specversion, source, type and dataschema: their encodings are cached, and only the
+  // values that need it are escaped. No intermediate arrays or objects per event.
+  const headers: Record<string, string> = {
+    'ce-specversion': constant(attributes.specversion),
+    'ce-id': percentEncode(attributes.id),
+    'ce-source': constant(attributes.source),
+    'ce-type': constant(attributes.type)
   }
-  for (const [name, value] of Object.entries(event.extensions)) {
-    headers[`ce-${name}`] = percentEncode(value)
-  }
-  if (datacontenttype !== undefined) headers['content-type'] = datacontenttype
+  if (attributes.dataschema !== undefined) headers['ce-dataschema'] = constant(attributes.dataschema)
+  if (attributes.subject !== undefined) headers['ce-subject'] = percentEncode(attributes.subject)
+  if (attributes.time !== undefined) headers['ce-time'] = percentEncode(attributes.time)
+  const extensions = event.extensions
+  for (const name in extensions) headers[headerName(name)] = percentEncode(extensions[name] as string)
+  if (attributes.datacontenttype !== undefined) headers['content-type'] = attributes.datacontenttype
   // W3C trace context travels as its own headers too, so instrumented sinks join the trace.
   for (const name of TRACE_EXTENSIONS) {
-    const value = event.extensions[name]
-    if (value !== undefined && /^[\x21-\x7e]+$/.test(value)) headers[name] = value
+    const value = extensions[name]
+    if (value !== undefined && TOKEN.test(value)) headers[name] = value
   }
   return headers
+}
+
+const TOKEN = /^[\x21-\x7e]+$/
+const PLAIN = /^[\x21\x23\x24\x26-\x7e]*$/
+
+// Bounded caches: per-source values and extension names are few; a flood of distinct ones just starts over.
+const CACHE_LIMIT = 1024
+const encodedValues = new Map<string, string>()
+const headerNames = new Map<string, string>()
+
+function constant(value: string): string {
+  let encoded = encodedValues.get(value)
+  if (encoded === undefined) {
+    encoded = percentEncode(value)
+    if (encodedValues.size >= CACHE_LIMIT) encodedValues.clear()
+    encodedValues.set(value, encoded)
+  }
+  return encoded
+}
+
+function headerName(extension: string): string {
+  let name = headerNames.get(extension)
+  if (name === undefined) {
+    name = `ce-${extension}`
+    if (headerNames.size >= CACHE_LIMIT) headerNames.clear()
+    headerNames.set(extension, name)
+  }
+  return name
 }
 
 /**
@@ -28,7 +62,7 @@ export function binaryHeaders(event: CloudEvent): Record<string, string> {
  * become `%XY` escapes of their UTF-8 bytes (upper-case hex).
  */
 export function percentEncode(value: string): string {
-  if (/^[\x21\x23\x24\x26-\x7e]*$/.test(value)) return value
+  if (PLAIN.test(value)) return value
   let out = ''
   for (const char of value) {
     const code = char.codePointAt(0) as number
