@@ -130,6 +130,8 @@ export class SourceMember {
   readonly #abort = new AbortController()
   readonly #topics: ReadonlySet<string>
   #brokers = new Map<number, Broker>()
+  /** The client's `assignments` array #reconcile last applied. */
+  #reconciled: unknown
   #staleMetadata = false
   #inFlight = 0
   #queued = 0
@@ -507,11 +509,16 @@ export class SourceMember {
     }
   }
 
-  /** Brings the owned partitions in line with the client's assignment. */
+  /**
+   * Brings the owned partitions in line with the client's assignment. The client replaces its `assignments`
+   * array on every change and partitions come and go only here, so an unchanged array means nothing to do: the
+   * fetch loop, woken after every delivery, pays one comparison.
+   */
   #reconcile(): void {
     if (this.#stopping) return
     const assignments = this.#consumer.assignments
-    if (assignments === null) return
+    if (assignments === null || assignments === this.#reconciled) return
+    this.#reconciled = assignments
     const wanted = new Map<string, { topic: string; partition: number }>()
     for (const { topic, partitions } of assignments) {
       if (!this.#topics.has(topic)) continue
