@@ -92,16 +92,16 @@ function mapRecord(
   const timestamp = Number(record.timestamp)
   const contentType = lastHeader(headers, 'content-type')
   const contentTypeText = contentType === undefined ? undefined : decodeUtf8(contentType)
-  const attributes: CloudEventAttributes = {
+  const attributes: Mutable<CloudEventAttributes> = {
     specversion: '1.0',
     id: `partition:${partition}/offset:${offset}`,
-    source: kafkaEventSource(source, record.topic),
+    source: sourceOf(source, record.topic),
     type: KAFKA_EVENT_TYPE,
-    subject: `partition:${partition}#${offset}`,
-    ...(timestamp >= 0 && Number.isFinite(timestamp) ? { time: new Date(timestamp).toISOString() } : {}),
-    // eventing-kafka's adapter took the content-type header as datacontenttype; kept, so sinks get a Content-Type.
-    ...(contentTypeText !== undefined && isMediaType(contentTypeText) ? { datacontenttype: contentTypeText } : {})
+    subject: `partition:${partition}#${offset}`
   }
+  if (timestamp >= 0 && Number.isFinite(timestamp)) attributes.time = new Date(timestamp).toISOString()
+  // eventing-kafka's adapter took the content-type header as datacontenttype; kept, so sinks get a Content-Type.
+  if (contentTypeText !== undefined && isMediaType(contentTypeText)) attributes.datacontenttype = contentTypeText
   const extensions: Record<string, string> = {}
   if (record.key !== null && record.key !== undefined) {
     const key = bytesAsText(record.key)
@@ -111,12 +111,40 @@ function mapRecord(
   for (const header of headers) {
     extensions[headerExtensionName(header.name)] = bytesAsText(header.value)
   }
-  return finish({ attributes, extensions, data: record.value ?? EMPTY }, headers, options)
+  return finish({ attributes, extensions, data: record.value ?? EMPTY }, headers, options, true)
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] }
+
+// Per source, per topic: the `source` attribute, built once (the SourceRef a dispatcher passes is per source).
+const eventSources = new WeakMap<SourceRef, Map<string, string>>()
+
+function sourceOf(source: SourceRef, topic: string): string {
+  let topics = eventSources.get(source)
+  if (topics === undefined) {
+    topics = new Map()
+    eventSources.set(source, topics)
+  }
+  let value = topics.get(topic)
+  if (value === undefined) {
+    value = kafkaEventSource(source, topic)
+    // Bounded: a source reads a few topics.
+    if (topics.size < 1024) topics.set(topic, value)
+  }
+  return value
 }
 
 // Trace context from plain `traceparent`/`tracestate` headers (unless the event has its own), then overrides.
-function finish(event: CloudEvent, headers: readonly RecordHeader[], options: MappingOptions): CloudEvent {
-  const extensions: Record<string, string> = { ...event.extensions }
+// `owned`: the event's extensions object is this mapping's own, so it is completed in place.
+function finish(
+  event: CloudEvent,
+  headers: readonly RecordHeader[],
+  options: MappingOptions,
+  owned = false
+): CloudEvent {
+  const extensions: Record<string, string> = owned
+    ? (event.extensions as Record<string, string>)
+    : { ...event.extensions }
   for (const name of TRACE_EXTENSIONS) {
     if (extensions[name] !== undefined) continue
     const value = lastHeader(headers, name)
@@ -130,7 +158,7 @@ function finish(event: CloudEvent, headers: readonly RecordHeader[], options: Ma
       if (ATTRIBUTE_NAME.test(name) && !RESERVED.has(name)) extensions[name] = text
     }
   }
-  return { attributes: event.attributes, extensions, data: event.data }
+  return owned ? event : { attributes: event.attributes, extensions, data: event.data }
 }
 
 // UTF-8 text as it is; other bytes as base64 (what Knative sends for a byte-array key), never lossy.
