@@ -99,6 +99,8 @@ export class LeaderTerm {
   readonly #dirty = new Set<string>()
   readonly #partitionCounts = new Map<string, number>()
   #epoch = 0
+  /** The last proposal shown: the only one an approval may apply. */
+  #proposal: RebalanceProposal | undefined
   #timer: NodeJS.Timeout | undefined
   #running: Promise<void> = Promise.resolve()
   #stopped = false
@@ -188,24 +190,31 @@ export class LeaderTerm {
   propose(): Promise<RebalanceProposal> {
     return this.#serially(async () => {
       await this.#pass()
-      return this.#scheduler.proposeRebalance()
+      this.#proposal = this.#scheduler.proposeRebalance()
+      return this.#proposal
     })
   }
 
-  /** Applies a proposal computed at `revision`; refuses a stale one. Resolves when its moves are in the log. */
+  /**
+   * Applies the proposal served at `revision`, exactly as it was shown; refuses it when the scheduler has
+   * moved on since — placements changed, or the pool did, so that the proposal now would be another one.
+   * Resolves when its moves are in the log.
+   */
   approve(revision: number): Promise<{ moved: number; revision: number; score: number }> {
     return this.#serially(async () => {
       await this.#pass()
-      const proposal = this.#scheduler.proposeRebalance()
-      if (proposal.revision !== revision) {
+      const now = this.#scheduler.proposeRebalance()
+      const shown = this.#proposal
+      if (now.revision !== revision || !shown || shown.revision !== revision || !sameMoves(shown, now)) {
         throw new ShoalError(
           ErrorCodes.CONFLICT,
-          `the proposal of revision ${revision} is stale: the scheduler is at revision ${proposal.revision}; look at the new proposal and approve that`
+          `the proposal of revision ${revision} is stale: placements or the pool changed since (the scheduler is at revision ${now.revision}); look at the new proposal and approve that`
         )
       }
-      const result = this.#scheduler.applyRebalance(proposal)
+      const result = this.#scheduler.applyRebalance(shown)
+      this.#proposal = undefined
       await this.#write(result.changes.map(c => c.key))
-      return { moved: proposal.moves.length, revision: this.#scheduler.revision, score: this.#scheduler.balancedness() }
+      return { moved: shown.moves.length, revision: this.#scheduler.revision, score: this.#scheduler.balancedness() }
     })
   }
 
@@ -423,6 +432,10 @@ function applyTo<V>(map: Map<string, V>, written: ReadonlyMap<string, V | null>)
 
 function isSourceKey(key: string): boolean {
   return key.startsWith('KafkaSource/') || key.startsWith('PingSource/')
+}
+
+function sameMoves(a: RebalanceProposal, b: RebalanceProposal): boolean {
+  return JSON.stringify(a.moves) === JSON.stringify(b.moves)
 }
 
 function samePlacements(a: PlacementsRecord, b: PlacementsRecord): boolean {

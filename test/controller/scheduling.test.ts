@@ -148,6 +148,17 @@ describe('scheduling KafkaSources on dispatchers across zones', () => {
       zoneOf.set(id, zone)
       dispatchers.set(id, await startDispatcherProcess(prefix, id, zone, `${zone}-node-3`, 10, LIVENESS))
     }
+    // The proposal is computed from the pool the leader knows: wait until it knows both new dispatchers.
+    await eventually(
+      async () => {
+        const live = (await http('GET', `${controller.url}${DISPATCHERS}`)).body.items
+        return live.filter((d: { status: { state: string } }) => d.status.state === 'Ready').length === 7
+          ? true
+          : undefined
+      },
+      30_000,
+      'seven live dispatchers'
+    )
     const proposal = await eventually(
       async () => {
         const answer = await http('GET', `${controller.url}/shoal/v1/rebalance`)
