@@ -134,9 +134,9 @@ export async function runRebalance(args: readonly string[], io: CliIo): Promise<
   return 0
 }
 
-export const REBALANCE_PATH = '/shoal/v1/rebalance'
+const REBALANCE_PATH = '/shoal/v1/rebalance'
 
-export function formatProposal(p: Proposal): string {
+function formatProposal(p: Proposal): string {
   const lines = [
     `Revision:      ${p.revision}`,
     `Balancedness:  ${p.scoreBefore.toFixed(1)} -> ${p.scoreAfter.toFixed(1)} (0-100, higher is better)`,

@@ -3,7 +3,6 @@ import {
   DispatcherKind,
   checkServiceUrlTemplate,
   checkUpdate,
-  computeStatus,
   defaultConsumerGroup,
   DEFAULT_SERVICE_URL_TEMPLATE
 } from '../api/index.ts'
@@ -16,7 +15,7 @@ import { ApiServer } from '../server/index.ts'
 import { ResourceStore } from '../store/index.ts'
 import type { StoredObject } from '../store/index.ts'
 import type { Logger } from './logger.ts'
-import { carriedObservations, isDispatcherKind, presentDispatcher, presentSource } from './presentation.ts'
+import { isDispatcherKind, presentDispatcher, presentSource, sourceStatus } from './presentation.ts'
 import type { LiveDispatcher } from './presentation.ts'
 import { SchedulerLeader } from './scheduler-leader.ts'
 import { SourceReconciler } from './source-reconciler.ts'
@@ -92,12 +91,10 @@ export async function startController(options: ControllerOptions): Promise<Runni
       statusOf: (object, previous) =>
         object.kind === DispatcherKind.kind
           ? {}
-          : computeStatus(object as unknown as SourceResource, {
+          : sourceStatus(object as unknown as SourceResource, {
               serviceUrlTemplate,
               now: new Date(),
-              ...(previous === undefined ? {} : { previous: previous as SourceStatus }),
-              // What reconcilers observed (InitialOffsetsCommitted) stands until they observe again.
-              observations: carriedObservations(previous as SourceStatus | undefined)
+              previous: previous as SourceStatus | undefined
             }),
       finalize: withServerDefaults,
       log: (level, message, fields) => log[level](fields ?? {}, message)

@@ -21,7 +21,7 @@ export interface LiveDispatcher {
 const COMPUTED_CONDITIONS = new Set(['Ready', 'SinkProvided', 'Scheduled'])
 
 /** The conditions reconcilers observed (InitialOffsetsCommitted, …), to carry into a recomputed status. */
-export function carriedObservations(status: SourceStatus | undefined): ConditionObservation[] {
+function carriedObservations(status: SourceStatus | undefined): ConditionObservation[] {
   return (status?.conditions ?? [])
     .filter(c => !COMPUTED_CONDITIONS.has(c.type))
     .map(c => ({
@@ -30,6 +30,29 @@ export function carriedObservations(status: SourceStatus | undefined): Condition
       ...(c.reason === undefined ? {} : { reason: c.reason }),
       ...(c.message === undefined ? {} : { message: c.message })
     }))
+}
+
+/**
+ * A source's status recomputed from its spec: what reconcilers observed before (in `previous`) stands, and
+ * `observed` adds or replaces conditions by type. The one place status is computed, for writes and reads.
+ */
+export function sourceStatus(
+  resource: SourceResource,
+  options: {
+    readonly serviceUrlTemplate: string
+    readonly now: Date
+    readonly previous: SourceStatus | undefined
+    readonly observed?: readonly ConditionObservation[]
+  }
+): SourceStatus {
+  const observed = options.observed ?? []
+  const replaced = new Set(observed.map(o => o.type))
+  return computeStatus(resource, {
+    serviceUrlTemplate: options.serviceUrlTemplate,
+    now: options.now,
+    previous: options.previous,
+    observations: [...carriedObservations(options.previous).filter(o => !replaced.has(o.type)), ...observed]
+  })
 }
 
 /** The Scheduled condition, as the scheduler leader's placements record says. */
@@ -67,11 +90,11 @@ export function presentSource(
   const resource = entry.object as unknown as SourceResource
   const desired = resource.kind === 'KafkaSource' ? (resource.spec.consumers ?? 1) : 1
   const stored = entry.status as SourceStatus | undefined
-  const status = computeStatus(resource, {
+  const status = sourceStatus(resource, {
     serviceUrlTemplate,
     now: new Date(entry.scheduling?.since ?? entry.object.metadata.creationTimestamp),
     previous: stored,
-    observations: [...carriedObservations(stored), scheduledObservation(entry.scheduling, desired)]
+    observed: [scheduledObservation(entry.scheduling, desired)]
   })
   // Knative's placements are {podName, vreplicas}; the zone is added so `shoal describe` shows the spread.
   const placements = (entry.scheduling?.placements ?? []).map(p => {

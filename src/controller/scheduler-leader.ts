@@ -272,7 +272,8 @@ export class LeaderTerm {
     const store = this.#options.store
     const keys = [...this.#dirty]
     this.#dirty.clear()
-    const rvChanged = new Set<string>()
+    // Sources upserted in this pass: their contracts are rewritten if their resourceVersion moved.
+    const upserted = new Set<string>()
     for (const key of keys) {
       const entry = store.peek(key)
       if (!entry) {
@@ -281,10 +282,10 @@ export class LeaderTerm {
       }
       const vpod = await this.#vpodOf(entry)
       this.#scheduler.upsertVPod(vpod)
-      rvChanged.add(key)
+      upserted.add(key)
     }
     const result = this.#scheduler.schedule()
-    const changed = new Set([...result.changes.map(c => c.key), ...rvChanged, ...keys.filter(k => !store.peek(k))])
+    const changed = new Set([...result.changes.map(c => c.key), ...upserted, ...keys.filter(k => !store.peek(k))])
     await this.#write(changed)
   }
 
@@ -446,5 +447,3 @@ function samePlacements(a: PlacementsRecord, b: PlacementsRecord): boolean {
     a.placements.every((p, i) => p.podName === b.placements[i]?.podName && p.vreplicas === b.placements[i]?.vreplicas)
   )
 }
-
-export { isSourceKey }

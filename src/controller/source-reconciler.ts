@@ -1,8 +1,7 @@
-import { computeStatus } from '../api/index.ts'
 import type { ConditionObservation, KafkaSource, SourceStatus } from '../api/index.ts'
 import { commitInitialOffsets } from '../source/index.ts'
 import type { ResourceStore } from '../store/index.ts'
-import { carriedObservations } from './presentation.ts'
+import { sourceStatus } from './presentation.ts'
 
 export interface SourceReconcilerOptions {
   readonly store: ResourceStore
@@ -106,12 +105,11 @@ export class SourceReconciler {
     const previous = entry.status as SourceStatus | undefined
     const current = previous?.conditions.find(c => c.type === observation.type)
     if (current && current.status === observation.status && current.message === observation.message) return
-    const observations = [...carriedObservations(previous).filter(o => o.type !== observation.type), observation]
-    const status = computeStatus(entry.object as unknown as KafkaSource, {
+    const status = sourceStatus(entry.object as unknown as KafkaSource, {
       serviceUrlTemplate: this.#options.serviceUrlTemplate,
       now: new Date(),
       previous,
-      observations
+      observed: [observation]
     })
     try {
       await store.write({ kind: 'status', key, status, expectedVersion: entry.resourceVersion })
