@@ -155,7 +155,9 @@ export class LeaderTerm {
     this.#epoch += 1
     const store = this.#options.store
     // The sources first, then the placements the log holds for them: kept, not re-placed from scratch.
-    for (const entry of store.snapshot(isSourceKey)) this.#scheduler.upsertVPod(await this.#vpodOf(entry))
+    const sources = store.snapshot(isSourceKey)
+    await this.#prefetchPartitions(sources)
+    for (const entry of sources) this.#scheduler.upsertVPod(await this.#vpodOf(entry))
     const revision = Math.max(0, ...[...this.#placements.values()].map(p => p.revision))
     this.#scheduler.restore(
       [...this.#placements].map(([key, p]) => ({
@@ -299,6 +301,23 @@ export class LeaderTerm {
       vreplicas: spec.consumers ?? 1,
       ...(max === undefined ? {} : { maxVReplicas: max })
     }
+  }
+
+  /**
+   * Reads the partition counts of every source's topics with one metadata request per Kafka cluster, so a new
+   * leader with many sources does not open a client per source before its first pass.
+   */
+  async #prefetchPartitions(entries: readonly StoredEntry[]): Promise<void> {
+    const byCluster = new Map<string, { brokers: readonly string[]; topics: Set<string> }>()
+    for (const entry of entries) {
+      if (entry.object.kind !== 'KafkaSource') continue
+      const spec = entry.object.spec as { topics?: string[]; bootstrapServers?: string[] }
+      const brokers = spec.bootstrapServers ?? []
+      const cluster = byCluster.get(brokers.join(',')) ?? { brokers, topics: new Set<string>() }
+      for (const topic of spec.topics ?? []) cluster.topics.add(topic)
+      byCluster.set(brokers.join(','), cluster)
+    }
+    await Promise.all([...byCluster.values()].map(c => this.#partitionsOf(c.brokers, [...c.topics])))
   }
 
   /** The total partition count of a source's topics (NoMaxResourceCount), cached; unknown when unreachable. */
