@@ -77,11 +77,19 @@ export class Deliverer {
 
   /**
    * Delivers `event` to the target's sink under its policy. Never rejects: the outcome says what happened, and
-   * `aborted` means `signal` fired first (the event must be delivered again later).
+   * `aborted` means the caller stopped it first (the event must be delivered again later). `signal` stops it
+   * from sending anything more — waiting for a connection slot or a retry ends at once — while a request on
+   * the wire may still be answered (and that answer counts); `wireSignal` (by default `signal`) cuts that
+   * request short too.
    */
-  async deliver(event: CloudEvent, target: DeliveryTarget, signal?: AbortSignal): Promise<DeliveryOutcome> {
+  async deliver(
+    event: CloudEvent,
+    target: DeliveryTarget,
+    signal?: AbortSignal,
+    wireSignal: AbortSignal | undefined = signal
+  ): Promise<DeliveryOutcome> {
     const started = performance.now()
-    const outcome = await this.#deliver(event, target, signal)
+    const outcome = await this.#deliver(event, target, { signal, wireSignal })
     this.#observer.onOutcome?.({ sourceKey: target.sourceKey, outcome, latencyMs: performance.now() - started })
     return outcome
   }
@@ -94,11 +102,12 @@ export class Deliverer {
     event: CloudEvent,
     target: DeliveryTarget,
     reason: string,
-    signal?: AbortSignal
+    signal?: AbortSignal,
+    wireSignal: AbortSignal | undefined = signal
   ): Promise<DeliveryOutcome> {
     const started = performance.now()
     const failure: DeliveryFailure = { destination: target.sink.uri, data: Buffer.from(reason) }
-    const outcome = await this.#toDeadLetter(event, target, failure, reason, 0, signal)
+    const outcome = await this.#toDeadLetter(event, target, failure, reason, 0, { signal, wireSignal })
     this.#observer.onOutcome?.({ sourceKey: target.sourceKey, outcome, latencyMs: performance.now() - started })
     return outcome
   }
@@ -108,11 +117,11 @@ export class Deliverer {
     await this.#client.close()
   }
 
-  async #deliver(event: CloudEvent, target: DeliveryTarget, signal?: AbortSignal): Promise<DeliveryOutcome> {
+  async #deliver(event: CloudEvent, target: DeliveryTarget, stop: Stop): Promise<DeliveryOutcome> {
     const { policy, sourceKey } = target
     let attempts = 0
     for (;;) {
-      const result = await this.#attempt(sourceKey, 'sink', target.sink, event, policy.timeoutMs, attempts + 1, signal)
+      const result = await this.#attempt(sourceKey, 'sink', target.sink, event, policy.timeoutMs, attempts + 1, stop)
       if (result === undefined) return { kind: 'aborted', attempts, deadLetterAttempts: 0 }
       attempts++
       if (result.kind === 'response') {
@@ -120,7 +129,7 @@ export class Deliverer {
         if (verdict === 'delivered') return { kind: 'delivered', status: result.status, attempts }
         if (verdict === 'fail') {
           const reason = `sink answered ${result.status}`
-          return this.#toDeadLetter(event, target, failureOf(target, result), reason, attempts, signal)
+          return this.#toDeadLetter(event, target, failureOf(target, result), reason, attempts, stop)
         }
       }
       if (attempts > policy.retry) {
@@ -128,11 +137,11 @@ export class Deliverer {
           result.kind === 'response'
             ? `sink answered ${result.status} on all ${attempts} attempts`
             : `sink unreachable on all ${attempts} attempts: ${result.error}`
-        return this.#toDeadLetter(event, target, failureOf(target, result), reason, attempts, signal)
+        return this.#toDeadLetter(event, target, failureOf(target, result), reason, attempts, stop)
       }
       const delayMs = this.#wait(target, attempts, result, Number.POSITIVE_INFINITY, 0)
       this.#observer.onRetry?.({ sourceKey, endpoint: 'sink', retry: attempts, delayMs })
-      if (!(await pause(delayMs, signal))) return { kind: 'aborted', attempts, deadLetterAttempts: 0 }
+      if (!(await pause(delayMs, stop.signal))) return { kind: 'aborted', attempts, deadLetterAttempts: 0 }
     }
   }
 
@@ -142,7 +151,7 @@ export class Deliverer {
     failure: DeliveryFailure,
     reason: string,
     attempts: number,
-    signal?: AbortSignal
+    stop: Stop
   ): Promise<DeliveryOutcome> {
     const sinkStatus = failure.status === undefined ? {} : { sinkStatus: failure.status }
     const dls = target.policy.deadLetterSink
@@ -165,7 +174,7 @@ export class Deliverer {
         letter,
         target.policy.timeoutMs,
         tries + 1,
-        signal
+        stop
       )
       if (result === undefined) return { kind: 'aborted', attempts, deadLetterAttempts: tries }
       tries++
@@ -192,11 +201,11 @@ export class Deliverer {
       // The dead letter sink is the last stop: every failure is retried, with a floor and a cap on the wait.
       const delayMs = this.#wait(target, tries, result, this.#deadLetterMaxBackoffMs, DEAD_LETTER_MIN_BACKOFF_MS)
       this.#observer.onRetry?.({ sourceKey: target.sourceKey, endpoint: 'dead-letter', retry: tries, delayMs })
-      if (!(await pause(delayMs, signal))) return { kind: 'aborted', attempts, deadLetterAttempts: tries }
+      if (!(await pause(delayMs, stop.signal))) return { kind: 'aborted', attempts, deadLetterAttempts: tries }
     }
   }
 
-  // One attempt, reported to the observer; undefined when `signal` aborted it.
+  // One attempt, reported to the observer; undefined when the caller stopped it before or during the request.
   async #attempt(
     sourceKey: string,
     endpoint: Endpoint,
@@ -204,17 +213,17 @@ export class Deliverer {
     event: CloudEvent,
     timeoutMs: number,
     attempt: number,
-    signal?: AbortSignal
+    stop: Stop
   ): Promise<AttemptResult | undefined> {
-    if (signal?.aborted === true) return undefined
+    if (stop.signal?.aborted === true) return undefined
     let result: AttemptResult
     try {
-      result = await this.#client.send(sourceKey, sink, event, timeoutMs, signal)
+      result = await this.#client.send(sourceKey, sink, event, timeoutMs, stop.signal, stop.wireSignal)
     } catch {
-      return undefined // aborted while queued for a connection slot
+      return undefined // stopped while queued for a connection slot
     }
-    // An attempt cut short by the caller's abort is not a sink failure.
-    if (aborted(signal)) return undefined
+    // A request the caller cut short is not a sink failure; an answer that came is one, even after a stop.
+    if (result.kind !== 'response' && stop.wireSignal?.aborted === true) return undefined
     this.#observer.onAttempt?.({
       sourceKey,
       endpoint,
@@ -243,6 +252,8 @@ function failureOf(target: DeliveryTarget, result: AttemptResult): DeliveryFailu
   return { destination: target.sink.uri, data: Buffer.from(`dispatch error: ${result.error}`) }
 }
 
-function aborted(signal: AbortSignal | undefined): boolean {
-  return signal?.aborted === true
+/** What ends a delivery early: `signal` sends nothing more, `wireSignal` also cuts the request on the wire. */
+interface Stop {
+  readonly signal: AbortSignal | undefined
+  readonly wireSignal: AbortSignal | undefined
 }

@@ -64,14 +64,16 @@ export class SinkClient {
 
   /**
    * POSTs `event` to `endpoint` once. Waits for a connection slot in `sourceKey`'s queue first; `timeoutMs`
-   * starts once the request has its slot and covers connecting, sending and the answer. Rejects only when `signal` aborts while waiting for the slot.
+   * starts once the request has its slot and covers connecting, sending and the answer. Rejects only when `signal`
+   * aborts while waiting for the slot; `wireSignal` (by default `signal`) aborts the request once it is sent.
    */
   async send(
     sourceKey: string,
     endpoint: SinkEndpoint,
     event: CloudEvent,
     timeoutMs: number,
-    signal?: AbortSignal
+    signal?: AbortSignal,
+    wireSignal: AbortSignal | undefined = signal
   ): Promise<AttemptResult> {
     if (this.#closed) throw new Error('SinkClient is closed')
     const route = this.#route(endpoint)
@@ -81,7 +83,8 @@ export class SinkClient {
     // (through one shared listener) both abort it.
     const attempt = new Attempt(this.#options.errorDataLimit)
     const timer = setTimeout(() => attempt.abort(new AttemptTimeout(timeoutMs)), Math.min(timeoutMs, MAX_TIMER_MS))
-    const unsubscribe = signal === undefined ? undefined : onAbort(signal, () => attempt.abort(signal.reason))
+    const unsubscribe =
+      wireSignal === undefined ? undefined : onAbort(wireSignal, () => attempt.abort(wireSignal.reason))
     try {
       route.pool.dispatch(
         {

@@ -167,7 +167,7 @@ export class KafkaSourcePlane {
     const resolution = deliveryTargetFor(source, { serviceUrlTemplate: this.#options.serviceUrlTemplate })
     const ref = { namespace: source.metadata.namespace, name: source.metadata.name }
     const options = { ceOverrides: source.spec.ceOverrides }
-    return async (record: SourceRecord, signal: AbortSignal): Promise<Outcome> => {
+    return async (record: SourceRecord, signal: AbortSignal, wireSignal: AbortSignal): Promise<Outcome> => {
       if (resolution.kind === 'unresolved') {
         // Not handled: the runner retries it, so nothing is lost while the sink cannot be resolved.
         throw new Error(`${key}: ${resolution.field}: ${resolution.reason}`)
@@ -176,8 +176,8 @@ export class KafkaSourcePlane {
       const mapped = recordToEvent(record, ref, options)
       const outcome =
         mapped.kind === 'poison'
-          ? await this.#deliverer.deadLetter(mapped.fallback, target, mapped.reason, signal)
-          : await this.#deliverer.deliver(mapped.event, target, signal)
+          ? await this.#deliverer.deadLetter(mapped.fallback, target, mapped.reason, signal, wireSignal)
+          : await this.#deliverer.deliver(mapped.event, target, signal, wireSignal)
       if (outcome.kind === 'aborted') throw new Error(`${key}: delivery aborted`)
       return outcome.kind
     }

@@ -68,6 +68,8 @@ interface PartitionRun {
   lastCommitted: bigint | undefined
   /** Set once the partition is no longer this member's: nothing more is fetched, started or committed for it. */
   revoked: boolean
+  /** Aborted when the partition leaves the member: its deliveries send nothing more (see `Deliver`). */
+  readonly stop: AbortController
   resetting: boolean
 }
 
@@ -220,9 +222,10 @@ export class SourceMember {
   }
 
   /**
-   * Stops fetching, waits up to `drainMs` for in-flight deliveries (records fetched but not started are
-   * left to whoever consumes the partition next), aborts the rest, commits what is handled, and leaves the
-   * group or not.
+   * Stops fetching and sending: records fetched but not started, and deliveries not on the wire (waiting for a
+   * connection slot or a retry), are left to whoever consumes the partition next — they never reached the sink,
+   * so that is no duplicate. Requests on the wire get up to `drainMs` to be answered; then the rest are cut
+   * short, what is handled is committed, and the member leaves the group or not.
    */
   close(options: MemberCloseOptions): Promise<void> {
     this.#closing ??= this.#close(options)
@@ -232,7 +235,10 @@ export class SourceMember {
   async #close(options: MemberCloseOptions): Promise<void> {
     this.#stopping = true
     clearInterval(this.#commitTimer)
-    for (const run of this.#runs.values()) this.#dropQueue(run)
+    for (const run of this.#runs.values()) {
+      this.#dropQueue(run)
+      run.stop.abort()
+    }
     this.#wake.notify()
     await this.#waitForInFlight(options.drainMs)
     this.#abort.abort()
@@ -479,12 +485,12 @@ export class SourceMember {
 
   /** Delivers one record until it is handled; a `deliver` that throws is retried after a backoff. */
   async #deliver(run: PartitionRun, item: QueuedRecord): Promise<void> {
-    const signal = this.#abort.signal
+    const signal = run.stop.signal
     let backoff: number = DELIVER_ERROR_BACKOFF_MS.first
     try {
       while (!signal.aborted) {
         try {
-          const outcome = await this.#options.deliver(item.record, signal)
+          const outcome = await this.#options.deliver(item.record, signal, this.#abort.signal)
           this.#outcomes[outcome] = (this.#outcomes[outcome] ?? 0) + 1
           item.tracker.handled(item.entry)
           return
@@ -539,6 +545,7 @@ export class SourceMember {
         inFlight: 0,
         lastCommitted: undefined,
         revoked: false,
+        stop: new AbortController(),
         resetting: false
       }
       this.#runs.set(id, run)
@@ -551,6 +558,7 @@ export class SourceMember {
   #revoke(runs: readonly PartitionRun[]): void {
     for (const run of runs) {
       run.revoked = true
+      run.stop.abort()
       this.#dropQueue(run)
       this.#runs.delete(run.id)
     }

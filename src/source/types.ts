@@ -19,10 +19,13 @@ export type Outcome = 'delivered' | 'dead-lettered' | 'dropped'
 
 /**
  * Delivers one record under the source's delivery spec (retries, dead letter sink) and says what became of
- * it. `signal` aborts when the runner gives up waiting (close after its drain deadline). Throwing means
- * "not handled": the runner retries the same record after a backoff (ordered mode keeps the partition's order).
+ * it. Two signals end it early, and an early end is "not handled": `signal` when the record's partition leaves
+ * the member (revoke, close) — nothing more may be sent, but a request already on the wire may finish, since the
+ * sink has it and an answer now spares the next owner a duplicate; `wireSignal` when the runner gives up
+ * waiting (close after its drain deadline) — that request is cut short too. Throwing means "not handled": the
+ * runner retries the same record after a backoff (ordered mode keeps the partition's order).
  */
-export type Deliver = (record: SourceRecord, signal: AbortSignal) => Promise<Outcome>
+export type Deliver = (record: SourceRecord, signal: AbortSignal, wireSignal: AbortSignal) => Promise<Outcome>
 
 export const InitialOffsets = { EARLIEST: 'earliest', LATEST: 'latest' } as const
 export type InitialOffset = (typeof InitialOffsets)[keyof typeof InitialOffsets]

@@ -359,6 +359,40 @@ describe('Deliverer: the delivery spec', () => {
     }
   })
 
+  it('a stop sends nothing more but lets the request on the wire be answered; the wire signal cuts it short', async () => {
+    const hold = gate()
+    const held = await sink(async () => {
+      await hold.promise
+      return { status: 202 }
+    })
+    const d = deliverer({ maxConnectionsPerOrigin: 1 })
+    const stop = new AbortController()
+    const wire = new AbortController()
+    const onWire = d.deliver(mapped({ offset: 1n }), target(held.url, {}), stop.signal, wire.signal)
+    const queued = d.deliver(mapped({ offset: 2n }), target(held.url, {}), stop.signal, wire.signal)
+    await until(() => held.pending() === 1 && d.load.queued === 1, 'one on the wire, one waiting for the slot')
+    stop.abort()
+    assert.deepEqual(await queued, { kind: 'aborted', attempts: 0, deadLetterAttempts: 0 })
+    hold.open()
+    assert.deepEqual(await onWire, { kind: 'delivered', status: 202, attempts: 1 })
+    assert.equal(held.received.length, 1, 'the queued event never reached the sink')
+
+    const never = gate()
+    const stuck = await sink(async () => {
+      await never.promise
+      return { status: 202 }
+    })
+    const cut = d.deliver(mapped({ offset: 3n }), target(stuck.url, {}), stop.signal, wire.signal)
+    assert.deepEqual(await cut, { kind: 'aborted', attempts: 0, deadLetterAttempts: 0 }, 'already stopped: not sent')
+    const fresh = new AbortController()
+    const onWireToo = d.deliver(mapped({ offset: 4n }), target(stuck.url, {}), fresh.signal, wire.signal)
+    await until(() => stuck.pending() === 1, 'on the wire')
+    fresh.abort()
+    wire.abort()
+    assert.deepEqual(await onWireToo, { kind: 'aborted', attempts: 0, deadLetterAttempts: 0 })
+    never.open()
+  })
+
   it('a poison record goes to the dead letter sink with the reason; without one it is dropped', async () => {
     const result = recordToEvent(
       {
