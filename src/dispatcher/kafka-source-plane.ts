@@ -20,6 +20,21 @@ export interface KafkaSourcePlaneOptions {
   readonly log: DispatcherLog
 }
 
+/** Records of one owned partition not handled yet (see PartitionStatus.lag). */
+export interface PartitionLag {
+  readonly topic: string
+  readonly partition: number
+  readonly lag: number
+}
+
+export interface KafkaSourceActivity {
+  readonly source: string
+  readonly vreplicas: number
+  readonly resourceVersion: string
+  readonly inFlight: number
+  readonly partitions: readonly PartitionLag[]
+}
+
 interface Running {
   readonly resourceVersion: string
   readonly runner: SourceRunner
@@ -90,15 +105,22 @@ export class KafkaSourcePlane {
     await this.#tailer.close()
   }
 
-  /** Source keys with a runner, their members, and their records in flight over all members. */
-  status(): Array<{ source: string; vreplicas: number; resourceVersion: string; inFlight: number }> {
+  /** Source keys with a runner, their members, their records in flight, and the lag of each partition they own. */
+  status(): KafkaSourceActivity[] {
     return [...this.#runners].map(([source, r]) => {
       const status = r.runner.status()
+      const partitions: PartitionLag[] = []
+      for (const member of status.members) {
+        for (const p of member.partitions) {
+          if (p.lag !== undefined) partitions.push({ topic: p.topic, partition: p.partition, lag: Number(p.lag) })
+        }
+      }
       return {
         source,
         vreplicas: status.vreplicas,
         resourceVersion: r.resourceVersion,
-        inFlight: status.members.reduce((n, m) => n + m.inFlight, 0)
+        inFlight: status.members.reduce((n, m) => n + m.inFlight, 0),
+        partitions
       }
     })
   }

@@ -15,10 +15,14 @@ export const DELIVERY_DURATION_BUCKETS: readonly number[] = Object.freeze([
   0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300
 ])
 
-/** A source as the data plane sees it now: its key (`Kind/namespace/name`) and its records in flight. */
+/**
+ * A source as the data plane sees it now: its key (`Kind/namespace/name`), its records in flight and, for a
+ * KafkaSource, the lag of each partition this dispatcher's members own.
+ */
 export interface SourceActivity {
   readonly source: string
   readonly inFlight: number
+  readonly partitions?: ReadonlyArray<{ readonly topic: string; readonly partition: number; readonly lag: number }>
 }
 
 export interface SourceMetricsOptions {
@@ -48,6 +52,8 @@ export class SourceMetrics implements DeliveryObserver {
   readonly #dropped: Counter<SourceLabel>
   readonly #duration: Histogram<SourceLabel>
   readonly #inFlight: Gauge<SourceLabel>
+  readonly #lag: Gauge<SourceLabel>
+  readonly #partitionLag: Gauge<SourceLabel | 'topic' | 'partition'>
   readonly #sources: Gauge<'labelled'>
   /** Labelled source key → its labels. */
   #labelled = new Map<string, SourceLabels>()
@@ -107,6 +113,18 @@ export class SourceMetrics implements DeliveryObserver {
       labelNames,
       registers
     })
+    this.#lag = new Gauge({
+      name: 'shoal_source_lag',
+      help: 'Records not handled yet over the partitions this dispatcher owns: last stable offset minus committable offset.',
+      labelNames,
+      registers
+    })
+    this.#partitionLag = new Gauge({
+      name: 'shoal_source_partition_lag',
+      help: 'Records not handled yet in one owned partition (labelled sources only): last stable offset minus committable offset.',
+      labelNames: [...labelNames, 'topic', 'partition'],
+      registers
+    })
     this.#sources = new Gauge({
       name: 'shoal_dispatcher_sources',
       help: 'Sources this dispatcher has metrics for, by whether they have a source label of their own.',
@@ -145,11 +163,21 @@ export class SourceMetrics implements DeliveryObserver {
       this.#rankedAt = now
     }
     this.#inFlight.reset()
+    this.#lag.reset()
+    this.#partitionLag.reset()
     let unlabelled = 0
-    for (const { source, inFlight } of sources) {
+    for (const { source, inFlight, partitions } of sources) {
       const own = this.#labelled.get(source) ?? this.#labelIfRoom(source)
       if (own === undefined) unlabelled++
-      this.#inFlight.inc(own ?? otherLabels(source), inFlight)
+      const labels = own ?? otherLabels(source)
+      this.#inFlight.inc(labels, inFlight)
+      if (partitions === undefined) continue
+      let lag = 0
+      for (const p of partitions) {
+        lag += p.lag
+        if (own !== undefined) this.#partitionLag.set({ ...own, topic: p.topic, partition: String(p.partition) }, p.lag)
+      }
+      this.#lag.inc(labels, lag)
     }
     this.#sources.set({ labelled: 'true' }, this.#labelled.size)
     this.#sources.set({ labelled: 'false' }, unlabelled)
@@ -191,6 +219,7 @@ export class SourceMetrics implements DeliveryObserver {
     this.#dropped.remove(labels)
     this.#duration.remove(labels)
     this.#inFlight.remove(labels)
+    this.#lag.remove(labels)
     for (const endpoint of ENDPOINTS) {
       this.#retries.remove({ ...labels, endpoint })
       for (const cls of STATUS_CLASSES) this.#delivered.remove({ ...labels, endpoint, status_class: cls })

@@ -71,6 +71,8 @@ interface PartitionRun {
   /** Aborted when the partition leaves the member: its deliveries send nothing more (see `Deliver`). */
   readonly stop: AbortController
   resetting: boolean
+  /** The partition's last stable offset in the latest fetch answer (read_committed: where it ends for us). */
+  endOffset: bigint | undefined
 }
 
 interface QueuedRecord {
@@ -89,6 +91,11 @@ export interface PartitionStatus {
   readonly committable: bigint | undefined
   /** The offset last committed by this member. */
   readonly committed: bigint | undefined
+  /**
+   * Records not handled yet: the partition's last stable offset at the latest fetch minus the committable offset
+   * (what a commit now would name). Undefined before the first fetch answer.
+   */
+  readonly lag: bigint | undefined
   readonly queued: number
   readonly inFlight: number
 }
@@ -197,12 +204,14 @@ export class SourceMember {
   status(): MemberStatus {
     const partitions: PartitionStatus[] = []
     for (const run of this.#runs.values()) {
+      const committable = run.tracker?.committable()
       partitions.push({
         topic: run.topic,
         partition: run.partition,
         position: run.tracker?.position,
-        committable: run.tracker?.committable(),
+        committable,
         committed: run.lastCommitted,
+        lag: lagOf(run.endOffset, committable),
         queued: run.queue.length - run.head,
         inFlight: run.inFlight
       })
@@ -421,6 +430,7 @@ export class SourceMember {
           this.#staleMetadata = true
           continue
         }
+        if (p.lastStableOffset >= 0n) run.endOffset = p.lastStableOffset
         this.#accept(run, p)
       }
     }
@@ -546,7 +556,8 @@ export class SourceMember {
         lastCommitted: undefined,
         revoked: false,
         stop: new AbortController(),
-        resetting: false
+        resetting: false,
+        endOffset: undefined
       }
       this.#runs.set(id, run)
       added.push(run)
@@ -746,6 +757,11 @@ export class SourceMember {
   #fields(extra: Record<string, unknown>): Record<string, unknown> {
     return { source: this.#options.source.key, member: this.#options.groupInstanceId, ...extra }
   }
+}
+
+function lagOf(endOffset: bigint | undefined, committable: bigint | undefined): bigint | undefined {
+  if (endOffset === undefined || committable === undefined) return undefined
+  return endOffset > committable ? endOffset - committable : 0n
 }
 
 function groupByTopic(runs: readonly PartitionRun[]): Array<{ topic: string; partitions: number[] }> {

@@ -115,6 +115,21 @@ describe('a dispatcher’s /metrics against the real broker', () => {
       assert.equal(valueOf(m, 'shoal_dispatcher_sources', { labelled: 'true' }), 2)
       assert.equal(m.get('shoal_source_events_delivered_total')?.type, 'counter')
 
+      // Every record handled: the lag of each owned partition comes down to 0 (last stable offset = committable).
+      await eventually(
+        async () => {
+          const m = await scrape()
+          const partitions = samplesOf(m, 'shoal_source_partition_lag').filter(s => s.labels['source'] === good.source)
+          return valueOf(m, 'shoal_source_lag', good) === 0 &&
+            partitions.length > 0 &&
+            partitions.every(s => s.labels['topic'] === topic && s.value === 0)
+            ? true
+            : undefined
+        },
+        60_000,
+        'the good source shows lag 0 on every partition it owns'
+      )
+
       const health = await fetch(`${server.url}/healthz`)
       assert.equal(health.status, 200)
       assert.deepEqual(await health.json(), { ok: true, status: 'running' })

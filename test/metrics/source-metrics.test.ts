@@ -97,6 +97,39 @@ describe('DispatcherMetrics', () => {
     assert.equal(m.has('process_cpu_seconds_total'), false, 'process metrics only when asked')
   })
 
+  it('shows the lag of each labelled source per owned partition and in all; unlabelled ones add to the _other total', async () => {
+    const metrics = new DispatcherMetrics({
+      dispatcher: view(),
+      capacity: { consumer: 8, schedule: 0 },
+      maxSourceLabels: 1
+    })
+    const lags = new Map([
+      [
+        A,
+        [
+          { topic: 'orders', partition: 0, lag: 5 },
+          { topic: 'orders', partition: 3, lag: 7 }
+        ]
+      ],
+      [B, [{ topic: 'refunds', partition: 1, lag: 11 }]]
+    ])
+    metrics.track({ status: () => [...lags].map(([source, partitions]) => ({ source, inFlight: 0, partitions })) })
+    let m = parseExposition(await metrics.metrics())
+    assert.equal(valueOf(m, 'shoal_source_lag', { source: 'default/a' }), 12)
+    assert.equal(valueOf(m, 'shoal_source_partition_lag', { source: 'default/a', topic: 'orders', partition: '3' }), 7)
+    assert.equal(valueOf(m, 'shoal_source_lag', { source: '_other' }), 11)
+    assert.deepEqual(
+      samplesOf(m, 'shoal_source_partition_lag').map(s => s.labels['source']),
+      ['default/a', 'default/a'],
+      'no per-partition series for sources without a label of their own'
+    )
+    // A partition that moved to another dispatcher leaves no stale series.
+    lags.set(A, [{ topic: 'orders', partition: 0, lag: 0 }])
+    m = parseExposition(await metrics.metrics())
+    assert.equal(valueOf(m, 'shoal_source_lag', { source: 'default/a' }), 0)
+    assert.equal(samplesOf(m, 'shoal_source_partition_lag').length, 1)
+  })
+
   it('gives at most N sources a label of their own; the rest count under source="_other"', async () => {
     let now = 0
     const metrics = new DispatcherMetrics({
