@@ -134,6 +134,13 @@ const kafkaSource = envelope(
       consumers: { type: 'integer', minimum: 0, maximum: INT32_MAX, description: 'Group members; default 1.' },
       initialOffset: { type: 'string', enum: ['earliest', 'latest'], description: 'Default latest.' },
       ordering: { type: 'string', enum: ['ordered', 'unordered'], description: 'Default ordered.' },
+      maxInFlight: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 100_000,
+        description:
+          'Shoal: records in flight per vreplica when unordered (default 100; ordered keeps one per partition).'
+      },
       net,
       sink: destination,
       delivery,

@@ -103,6 +103,8 @@ export interface KafkaSourceSpec {
   readonly consumers: number
   readonly initialOffset: 'earliest' | 'latest'
   readonly ordering: 'ordered' | 'unordered'
+  /** Shoal's own: records in flight per vreplica when unordered; absent means DEFAULT_MAX_IN_FLIGHT (100). */
+  readonly maxInFlight?: number
   readonly net?: KafkaNetSpec
   readonly sink: Destination
   readonly delivery?: DeliverySpec

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util'
 import { pino } from 'pino'
 import { DEFAULT_SERVICE_URL_TEMPLATE } from '../api/index.ts'
+import { DELIVERER_DEFAULTS } from '../delivery/index.ts'
 import { isShoalError } from '../errors/index.ts'
 import { parseBootstrap } from '../kafka/index.ts'
 import { DEFAULT_MAX_SOURCE_LABELS, DispatcherMetrics, startMetricsServer } from '../metrics/index.ts'
@@ -17,6 +18,7 @@ import { DEFAULT_LIVENESS_TIMEOUT_MS, checkLivenessTimeout } from './liveness.ts
 const usage = `usage: shoal dispatcher --kafka HOST:PORT[,HOST:PORT…] --id dispatcher-N --zone Z --node X --capacity C
                         [--schedule-capacity ${DEFAULT_SCHEDULE_CAPACITY}] [--prefix shoal] [--liveness-timeout ${DEFAULT_LIVENESS_TIMEOUT_MS / 1000}s] [--buckets 16]
                         [--metrics-port N] [--metrics-source-labels ${DEFAULT_MAX_SOURCE_LABELS}]
+                        [--max-connections-per-origin ${DELIVERER_DEFAULTS.maxConnectionsPerOrigin}]
 defaults from the environment: --kafka KAFKA_BOOTSTRAP_SERVERS, --id from POD_NAME or HOSTNAME ending in -N,
 --zone SHOAL_ZONE, --node NODE_NAME`
 
@@ -28,6 +30,8 @@ export type DispatcherArgs = Omit<DispatcherOptions, 'log' | 'signal'> & {
   /** Serve /metrics and /healthz on this port (0: a free one); off when absent. */
   readonly metricsPort?: number
   readonly metricsSourceLabels?: number
+  /** Requests on the wire per sink origin (the Deliverer's cap); DELIVERER_DEFAULTS when absent. */
+  readonly maxConnectionsPerOrigin?: number
 }
 
 /**
@@ -84,6 +88,9 @@ export async function runDispatcherCommand(argv: readonly string[]): Promise<num
       ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
       serviceUrlTemplate: process.env['SHOAL_SERVICE_URL_TEMPLATE'] ?? DEFAULT_SERVICE_URL_TEMPLATE,
       ...(metrics === undefined ? {} : { observer: metrics.observer }),
+      ...(options.maxConnectionsPerOrigin === undefined
+        ? {}
+        : { maxConnectionsPerOrigin: options.maxConnectionsPerOrigin }),
       log
     })
     metrics?.track(plane)
@@ -152,6 +159,7 @@ export function parseDispatcherArgs(
         buckets: { type: 'string' },
         'metrics-port': { type: 'string' },
         'metrics-source-labels': { type: 'string' },
+        'max-connections-per-origin': { type: 'string' },
         help: { type: 'boolean', short: 'h' }
       },
       strict: true,
@@ -197,6 +205,10 @@ export function parseDispatcherArgs(
     values['metrics-source-labels'] === undefined
       ? undefined
       : count('--metrics-source-labels', values['metrics-source-labels'], 0)
+  const maxConnectionsPerOrigin =
+    values['max-connections-per-origin'] === undefined
+      ? undefined
+      : count('--max-connections-per-origin', values['max-connections-per-origin'], 1)
   if (values.prefix !== undefined) {
     try {
       storeNames(values.prefix)
@@ -229,7 +241,8 @@ export function parseDispatcherArgs(
     ...(buckets === undefined ? {} : { buckets }),
     ...(livenessTimeoutMs === undefined ? {} : { livenessTimeoutMs }),
     ...(metricsPort === undefined ? {} : { metricsPort }),
-    ...(metricsSourceLabels === undefined ? {} : { metricsSourceLabels })
+    ...(metricsSourceLabels === undefined ? {} : { metricsSourceLabels }),
+    ...(maxConnectionsPerOrigin === undefined ? {} : { maxConnectionsPerOrigin })
   }
 }
 

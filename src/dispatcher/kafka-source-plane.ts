@@ -167,7 +167,8 @@ export class KafkaSourcePlane {
           groupId: source.spec.consumerGroup ?? key,
           topics: source.spec.topics,
           initialOffset: source.spec.initialOffset ?? 'latest',
-          ordering: source.spec.ordering ?? 'ordered'
+          ordering: source.spec.ordering ?? 'ordered',
+          ...(source.spec.maxInFlight === undefined ? {} : { maxInFlight: source.spec.maxInFlight })
         },
         vreplicas: placement.vreplicas,
         dispatcherId: this.#options.dispatcherId,

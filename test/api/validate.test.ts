@@ -118,6 +118,20 @@ describe('validateResource: defaults and freezing', () => {
   })
 })
 
+describe('validateResource: KafkaSource maxInFlight', () => {
+  it('takes a positive integer up to 100000 and names the field otherwise', () => {
+    const ok = validateResource(edit(kafka, { 'spec.ordering': 'unordered', 'spec.maxInFlight': 5000 }))
+    assert.equal((ok.spec as { maxInFlight?: number }).maxInFlight, 5000)
+    for (const bad of [0, 1.5, 100_001, '10']) {
+      const messages = expectInvalidPaths(
+        () => validateResource(edit(kafka, { 'spec.maxInFlight': bad })),
+        ['spec.maxInFlight']
+      )
+      assert.ok(messages.get('spec.maxInFlight'))
+    }
+  })
+})
+
 describe('validateResource: every offending field in one error', () => {
   it('wrong types', () => {
     const messages = expectInvalidPaths(

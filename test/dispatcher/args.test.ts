@@ -25,7 +25,20 @@ const required = [
 describe('shoal dispatcher arguments', () => {
   it('takes the flags', () => {
     assert.deepEqual(
-      parseDispatcherArgs([...required, '--schedule-capacity', '50', '--prefix', 'p', '--liveness-timeout', '3s'], {}),
+      parseDispatcherArgs(
+        [
+          ...required,
+          '--schedule-capacity',
+          '50',
+          '--prefix',
+          'p',
+          '--liveness-timeout',
+          '3s',
+          '--max-connections-per-origin',
+          '4096'
+        ],
+        {}
+      ),
       {
         brokers: ['127.0.0.1:9092'],
         id: 'dispatcher-3',
@@ -34,7 +47,8 @@ describe('shoal dispatcher arguments', () => {
         capacity: 10,
         scheduleCapacity: 50,
         prefix: 'p',
-        livenessTimeoutMs: 3000
+        livenessTimeoutMs: 3000,
+        maxConnectionsPerOrigin: 4096
       }
     )
   })
@@ -71,6 +85,7 @@ describe('shoal dispatcher arguments', () => {
       [[...required, '--liveness-timeout', '100ms'], /--liveness-timeout: the liveness timeout must be from 1 s/],
       [[...required, '--id', 'Dispatcher/3'], /--id "Dispatcher\/3"/],
       [[...required, '--prefix', 'a b'], /--prefix:/],
+      [[...required, '--max-connections-per-origin', '0'], /--max-connections-per-origin must be an integer >= 1/],
       [[...required, '--bogus'], /Unknown option '--bogus'/]
     ]
     for (const [argv, message] of cases) {
