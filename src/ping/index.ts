@@ -1,0 +1,21 @@
+export { CronTicks, CronTicksCache } from './cron-ticks.ts'
+export {
+  DEFAULT_LATE_POLICY,
+  DEFAULT_MAX_LATE_TICKS,
+  LATE_EXTENSION,
+  LATE_POLICIES,
+  LATE_POLICY_ANNOTATION,
+  isLatePolicy,
+  latePolicyOf,
+  lateTicks
+} from './late-policy.ts'
+export type { LatePolicy } from './late-policy.ts'
+export { PING_EVENT_TYPE, PingEventBuilder, pingEventSource, tickEventId } from './ping-event.ts'
+export type { PingEventSource } from './ping-event.ts'
+export { ScheduleTable } from './schedule-table.ts'
+export type { Firing, ScheduleSpec, ScheduleTableOptions, Tick } from './schedule-table.ts'
+export { TickHeap } from './tick-heap.ts'
+export { TickTimer } from './tick-timer.ts'
+export type { TickTimerOptions } from './tick-timer.ts'
+export { DEFAULT_MAX_EXCEPTIONS, TickLedger, WatermarkBook, compactWatermark, readWatermark } from './watermark.ts'
+export type { ScheduleWatermark, WatermarkBookOptions, WatermarkUpdate } from './watermark.ts'
