@@ -27,6 +27,7 @@ Operate:
   rebalance   show, and with --approve apply, the scheduler's rebalance proposal
   dispatcher  run one data-plane process
   sink        an event display: print every CloudEvent it receives
+  perf        measure Kafka and Shoal: 'shoal perf produce|consume|e2e' (like Kafka's perf tools)
 
 Other:
   version     print the client and server versions

@@ -10,6 +10,7 @@ import { isHelpTopic, usage } from './help.ts'
 import { processIo } from './io.ts'
 import type { CliIo } from './io.ts'
 import { runCordon, runRebalance, runScale } from './operate.ts'
+import { runPerf } from './perf.ts'
 import { runSink } from './sink.ts'
 import { runUp } from './up.ts'
 import { clientVersion, runVersion } from './version.ts'
@@ -46,6 +47,8 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
       return runUp(rest)
     case 'sink':
       return runSink(rest)
+    case 'perf':
+      return runPerf(rest)
     case undefined:
     case 'help':
     case '--help':
@@ -76,7 +79,7 @@ function help(topic: string | undefined, io: CliIo): number {
     io.stdout.write(usage[topic])
     return 0
   }
-  if (topic === 'controller' || topic === 'kafka' || topic === 'up' || topic === 'dispatcher') {
+  if (['controller', 'kafka', 'up', 'dispatcher', 'sink', 'perf'].includes(topic)) {
     io.stdout.write(`Run 'shoal ${topic} --help' for its flags.\n`)
     return 0
   }
