@@ -3,6 +3,7 @@ import { ErrorCodes, ShoalError } from '../errors/index.ts'
 import { statusFromResponse } from './api-status.ts'
 import type { ApiStatus } from './api-status.ts'
 import type { Connection } from './flags.ts'
+import { trustingFetch } from './trusting-fetch.ts'
 
 /** What one call returned: a parsed body, or the server's `Status`. Network failures throw instead. */
 export type ApiResult =
@@ -64,13 +65,18 @@ export class ApiClient {
     if (this.#signal !== undefined) signals.push(this.#signal)
     const headers: Record<string, string> = { accept: 'application/json' }
     if (body !== undefined) headers['content-type'] = 'application/json'
+    if (this.#connection.token !== undefined) headers['authorization'] = `Bearer ${this.#connection.token}`
     try {
-      const response = await fetch(url, {
+      const init = {
         method,
         headers,
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         ...(signals.length === 0 ? {} : { signal: AbortSignal.any(signals) })
-      })
+      }
+      const response =
+        this.#connection.caFile === undefined
+          ? await fetch(url, init)
+          : await trustingFetch(url, init, this.#connection.caFile)
       const raw = await response.text()
       const parsed = parseJson(raw)
       if (response.ok) {

@@ -16,6 +16,8 @@ export function usageError(message: string): ShoalError {
 export const connectionFlags = {
   server: { type: 'string', short: 's' },
   'request-timeout': { type: 'string' },
+  token: { type: 'string' },
+  'certificate-authority': { type: 'string' },
   help: { type: 'boolean', short: 'h' }
 } as const satisfies ParseArgsOptionsConfig
 
@@ -52,14 +54,31 @@ export interface Connection {
   readonly server: string
   /** 0 = no limit. */
   readonly timeoutMs: number
+  /** Bearer token (`--token`, SHOAL_TOKEN) for a multi-tenant API. */
+  readonly token?: string
+  /** PEM file of the CA that signed the API's certificate (`--certificate-authority`, SHOAL_CA). */
+  readonly caFile?: string
 }
 
 export function connectionFrom(
-  values: { readonly server?: string | undefined; readonly 'request-timeout'?: string | undefined },
+  values: {
+    readonly server?: string | undefined
+    readonly 'request-timeout'?: string | undefined
+    readonly token?: string | undefined
+    readonly 'certificate-authority'?: string | undefined
+  },
   io: CliIo
 ): Connection {
   const raw = values.server ?? nonEmpty(io.env['SHOAL_SERVER']) ?? defaultServer
-  return { server: normaliseServer(raw), timeoutMs: parseTimeout(values['request-timeout']) }
+  const token = nonEmpty(values.token) ?? nonEmpty(io.env['SHOAL_TOKEN'])
+  const caFile = nonEmpty(values['certificate-authority']) ?? nonEmpty(io.env['SHOAL_CA'])
+  if (token !== undefined && /\s/.test(token)) throw usageError('--token must not contain spaces')
+  return {
+    server: normaliseServer(raw),
+    timeoutMs: parseTimeout(values['request-timeout']),
+    ...(token === undefined ? {} : { token }),
+    ...(caFile === undefined ? {} : { caFile })
+  }
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

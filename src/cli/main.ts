@@ -30,7 +30,15 @@ const resourceCommands: Readonly<Record<string, ResourceCommand>> = {
 }
 
 /** Flags that take a value and may come before the command (`shoal -n team-a get ks`). */
-const leadingValueFlags = new Set(['-n', '--namespace', '-s', '--server', '--request-timeout'])
+const leadingValueFlags = new Set([
+  '-n',
+  '--namespace',
+  '-s',
+  '--server',
+  '--request-timeout',
+  '--token',
+  '--certificate-authority'
+])
 const leadingBooleanFlags = new Set(['-A', '--all-namespaces'])
 
 /** Entry point of the `shoal` executable; returns the process exit code. */

@@ -2,12 +2,16 @@ import { parseArgs } from 'node:util'
 import { parseBootstrap } from '../kafka/index.ts'
 import { parseDurationFlag } from '../dispatcher/index.ts'
 import { ShoalError } from '../errors/index.ts'
+import { controllerSecurity } from '../auth/index.ts'
+import type { ControllerSecurity } from '../auth/index.ts'
 import { startController } from './controller.ts'
 import { createLogger } from './logger.ts'
 
 const usage = `usage: shoal controller --kafka HOST:PORT[,HOST:PORT…] [--port 8080] [--host 127.0.0.1]
                         [--prefix shoal] [--buckets 16] [--id NAME] [--service-url-template URL]
-                        [--liveness-timeout 10s] [--scheduler-config ha|compact|FILE]`
+                        [--liveness-timeout 10s] [--scheduler-config ha|compact|FILE]
+                        [--tokens FILE] [--forbidden-sink-cidrs CIDR,…]
+                        [--tls-cert FILE --tls-key FILE [--tls-ca FILE]]`
 
 /** `shoal controller`: one control-plane replica, until SIGINT or SIGTERM. */
 export async function runControllerCommand(argv: readonly string[]): Promise<number> {
@@ -25,6 +29,11 @@ export async function runControllerCommand(argv: readonly string[]): Promise<num
         'service-url-template': { type: 'string' },
         'liveness-timeout': { type: 'string' },
         'scheduler-config': { type: 'string' },
+        tokens: { type: 'string' },
+        'forbidden-sink-cidrs': { type: 'string' },
+        'tls-cert': { type: 'string' },
+        'tls-key': { type: 'string' },
+        'tls-ca': { type: 'string' },
         help: { type: 'boolean', short: 'h' }
       },
       strict: true,
@@ -70,9 +79,18 @@ export async function runControllerCommand(argv: readonly string[]): Promise<num
       return 2
     }
   }
+  let security: ControllerSecurity
+  try {
+    security = controllerSecurity(values, values.prefix)
+  } catch (error) {
+    process.stderr.write(`shoal controller: ${(error as Error).message}\n`)
+    return 2
+  }
   const logger = createLogger('shoal-controller')
   try {
     const controller = await startController({
+      ...(security.tls === undefined ? {} : { tls: security.tls }),
+      guard: security.guard,
       brokers,
       port,
       host: values.host,
@@ -84,7 +102,9 @@ export async function runControllerCommand(argv: readonly string[]): Promise<num
       ...(values['scheduler-config'] === undefined ? {} : { schedulerConfig: values['scheduler-config'] }),
       ...(values['service-url-template'] === undefined ? {} : { serviceUrlTemplate: values['service-url-template'] })
     })
+    security.ownEndpoints(() => [controller.url, ...controller.store.controllers().map(c => c.url)])
     process.stdout.write(`Shoal controller ${controller.replicaId} serving the API on ${controller.url}\n`)
+    process.stdout.write(`${security.mode}\n`)
     await new Promise<void>(resolve => {
       process.once('SIGINT', resolve)
       process.once('SIGTERM', resolve)

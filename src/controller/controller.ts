@@ -7,6 +7,7 @@ import {
   DEFAULT_SERVICE_URL_TEMPLATE
 } from '../api/index.ts'
 import type { SourceResource, SourceStatus } from '../api/index.ts'
+import type { ApiGuard, ApiTls } from '../auth/index.ts'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
 import { MembersFollower } from '../dispatcher/index.ts'
 import type { MemberStatus } from '../dispatcher/index.ts'
@@ -36,6 +37,10 @@ export interface ControllerOptions {
   /** The scheduler's plugin configuration: a shipped profile (`ha`, `compact`) or a YAML file. */
   readonly schedulerConfig?: string
   readonly logger: Logger
+  /** Tokens, tenants and request limits (src/auth); absent: single-tenant mode. */
+  readonly guard?: ApiGuard
+  /** Serve the API over HTTPS. */
+  readonly tls?: ApiTls
 }
 
 export interface RunningController {
@@ -56,6 +61,8 @@ export async function startController(options: ControllerOptions): Promise<Runni
   const server = new ApiServer({
     ...(options.host === undefined ? {} : { host: options.host }),
     ...(options.port === undefined ? {} : { port: options.port }),
+    ...(options.guard === undefined ? {} : { guard: options.guard }),
+    ...(options.tls === undefined ? {} : { tls: options.tls }),
     log: (level, message, fields) => log[level](fields ?? {}, message),
     present: entry =>
       entry.object.kind === DispatcherKind.kind

@@ -11,6 +11,7 @@ import { classifyStatus } from './retriable.ts'
 import { honoursRetryAfter, parseRetryAfter, retryWait } from './retry-after.ts'
 import type { AttemptResult } from './sink-client.ts'
 import { SinkClient } from './sink-client.ts'
+import type { SinkPolicy } from './sink-policy.ts'
 
 // Delivery under a source's delivery spec: attempts, backoff, Retry-After, the dead letter sink, the drop policy.
 // Every wait is a timer bound to the caller's AbortSignal, so shutdown cancels pending backoffs at once.
@@ -29,6 +30,8 @@ export interface DelivererOptions {
   readonly observer?: DeliveryObserver
   /** The clock Retry-After dates are read against. Default Date.now. */
   readonly now?: () => number
+  /** Multi-tenant mode: sinks at forbidden addresses are refused when connecting (see docs/security.md). */
+  readonly sinkPolicy?: SinkPolicy
 }
 
 /** The defaults of DelivererOptions. */
@@ -62,7 +65,8 @@ export class Deliverer {
       maxConnectionsPerOrigin,
       connectTimeoutMs: options.connectTimeoutMs ?? DELIVERER_DEFAULTS.connectTimeoutMs,
       keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? DELIVERER_DEFAULTS.keepAliveTimeoutMs,
-      errorDataLimit: ERROR_DATA_LIMIT
+      errorDataLimit: ERROR_DATA_LIMIT,
+      ...(options.sinkPolicy === undefined ? {} : { sinkPolicy: options.sinkPolicy })
     })
     this.#observer = options.observer ?? {}
     this.#now = options.now ?? Date.now

@@ -7,6 +7,7 @@ import { MAX_TIMER_MS } from './backoff.ts'
 import type { CloudEvent } from './cloud-event.ts'
 import type { SinkEndpoint } from './delivery-policy.ts'
 import { FairLimiter } from './fair-limiter.ts'
+import type { SinkPolicy } from './sink-policy.ts'
 import { binaryHeaders } from './http-binary.ts'
 
 // One HTTP attempt: POST an event in binary mode. Connections are pooled per sink origin (an undici Pool with
@@ -29,6 +30,8 @@ export interface SinkClientOptions {
   readonly connectTimeoutMs: number
   readonly keepAliveTimeoutMs: number
   readonly errorDataLimit: number
+  /** Refuses forbidden sink addresses when connecting (multi-tenant mode); absent: every address is allowed. */
+  readonly sinkPolicy?: SinkPolicy
 }
 
 interface Route {
@@ -131,15 +134,17 @@ export class SinkClient {
     const poolKey = endpoint.caCerts === undefined ? origin : `${origin}\n${endpoint.caCerts}`
     let pool = this.#pools.get(poolKey)
     if (pool === undefined) {
+      const connect = {
+        timeout: this.#options.connectTimeoutMs,
+        // Node's `ca` replaces the system roots; CACerts adds to them (as Knative's CACerts does).
+        ...(endpoint.caCerts === undefined ? {} : { ca: [...rootCertificates, endpoint.caCerts] })
+      }
+      const policy = this.#options.sinkPolicy
       pool = new Pool(origin, {
         connections: this.#options.maxConnectionsPerOrigin,
         pipelining: 1,
         keepAliveTimeout: this.#options.keepAliveTimeoutMs,
-        connect: {
-          timeout: this.#options.connectTimeoutMs,
-          // Node's `ca` replaces the system roots; CACerts adds to them (as Knative's CACerts does).
-          ...(endpoint.caCerts === undefined ? {} : { ca: [...rootCertificates, endpoint.caCerts] })
-        }
+        connect: policy === undefined ? connect : policy.connectorFor(origin, connect)
       })
       this.#pools.set(poolKey, pool)
     }

@@ -30,6 +30,14 @@ export const ErrorCodes = {
   KAFKA_START: 'SHOAL_KAFKA_START',
   /** A Kafka operation failed. */
   KAFKA: 'SHOAL_KAFKA',
+  /** The request carries no bearer token, or one the API does not know (HTTP 401). */
+  UNAUTHENTICATED: 'SHOAL_UNAUTHENTICATED',
+  /** The token may not do this: another namespace, a cluster-wide kind, or an admin operation (HTTP 403). */
+  FORBIDDEN: 'SHOAL_FORBIDDEN',
+  /** The token sent more requests than its limit allows; retry after the Retry-After seconds (HTTP 429). */
+  RATE_LIMITED: 'SHOAL_RATE_LIMITED',
+  /** A sink is refused by the sink policy: a forbidden address range or Shoal's own endpoint. */
+  SINK_REFUSED: 'SHOAL_SINK_REFUSED',
   /** A call to the Shoal API failed (network or unexpected answer). */
   API: 'SHOAL_API',
   /** Something that should not happen did; a bug. */

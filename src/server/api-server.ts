@@ -1,7 +1,11 @@
 import { createServer } from 'node:http'
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import { createServer as createHttpsServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { request as httpRequest } from 'undici'
+import type { Dispatcher } from 'undici'
+import { peerAgent } from '../auth/index.ts'
+import type { ApiGuard, ApiTls, Principal } from '../auth/index.ts'
 import {
   apiVersionOf,
   kindByPath,
@@ -12,7 +16,7 @@ import {
   validateObject
 } from '../api/index.ts'
 import type { KindInfo, ShoalResource } from '../api/index.ts'
-import { ErrorCodes, ShoalError, isShoalError } from '../errors/index.ts'
+import { ErrorCodes, ShoalError, invalid, isShoalError } from '../errors/index.ts'
 import type { ResourceStore, StoredEntry, WriteOp, WriteResult } from '../store/index.ts'
 import { openApiDocument } from './openapi.ts'
 import { readBody } from './read-body.ts'
@@ -32,6 +36,10 @@ export interface ApiServerOptions {
   /** Objects that exist without a stored resource: live dispatchers that were never cordoned. */
   readonly liveObjects?: (info: KindInfo, stored: ReadonlySet<string>) => unknown[]
   readonly liveObject?: (info: KindInfo, name: string) => unknown
+  /** Tokens, tenants and request limits (docs/security.md); absent: single-tenant, every request allowed. */
+  readonly guard?: ApiGuard
+  /** Serve HTTPS with this certificate; calls to other replicas then trust its CAs. */
+  readonly tls?: ApiTls
 }
 
 /** The scheduler leader's rebalance operations, on the replica that leads. */
@@ -55,15 +63,26 @@ const CONTROLLERS = '/internal/v1/controllers'
 export class ApiServer {
   readonly #options: ApiServerOptions
   readonly #server: Server
+  readonly #guard: ApiGuard | undefined
+  readonly #peers: Peers
   #store: ResourceStore | undefined
   #rebalancer: Rebalancer | undefined
   #url = ''
 
   constructor(options: ApiServerOptions) {
     this.#options = options
-    this.#server = createServer((req, res) => {
+    this.#guard = options.guard
+    this.#peers = {
+      headers: options.guard?.internalHeaders() ?? {},
+      ...(options.tls === undefined ? {} : { dispatcher: peerAgent(options.tls) })
+    }
+    const handler = (req: IncomingMessage, res: ServerResponse) => {
       this.#handle(req, res).catch(error => this.#send(res, statusOf(error)))
-    })
+    }
+    this.#server =
+      options.tls === undefined
+        ? createServer(handler)
+        : (createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler) as unknown as Server)
     this.#server.keepAliveTimeout = 5_000
   }
 
@@ -73,7 +92,7 @@ export class ApiServer {
 
   async listen(): Promise<string> {
     await listenOn(this.#server, this.#options.port ?? 8080, this.#options.host ?? '127.0.0.1')
-    this.#url = urlOf(this.#server)
+    this.#url = urlOf(this.#server, this.#options.tls === undefined ? 'http' : 'https')
     return this.#url
   }
 
@@ -104,6 +123,11 @@ export class ApiServer {
       const ready = store.assignment.generation >= 0
       return this.#text(res, ready ? 200 : 503, ready ? 'ok' : 'not ready: not yet a member of the controllers group')
     }
+    const verdict = this.#guard?.check(req.headers.authorization, path, method)
+    if (verdict?.kind === 'deny') {
+      return this.#send(res, failure(verdict.code, verdict.reason, verdict.message), verdict.headers)
+    }
+    const principal: Principal = verdict?.principal ?? { kind: 'open' }
     if (path === '/openapi.json') return this.#json(res, 200, openApiDocument())
     if (path === '/apis') return this.#json(res, 200, discovery())
     if (path === INTERNAL_WRITES && method === 'POST') return this.#internalWrite(req, res)
@@ -116,7 +140,9 @@ export class ApiServer {
       })
     }
 
-    const parts = path.split('/').slice(1).map(decodeURIComponent)
+    const parts = decodePath(path)
+    if (parts === undefined)
+      return this.#send(res, failure(400, 'BadRequest', `the path ${path} is not valid percent-encoding`))
     if (parts[0] !== 'apis' || parts.length < 4) {
       return this.#send(res, failure(404, 'NotFound', `the server could not find the requested resource (${path})`))
     }
@@ -163,9 +189,10 @@ export class ApiServer {
           res,
           info,
           info.namespaced ? namespace : undefined,
-          url.searchParams.get('labelSelector') ?? ''
+          url.searchParams.get('labelSelector') ?? '',
+          verdict?.visible
         )
-      if (method === 'POST' && namespace !== undefined) return this.#create(req, res, info, namespace)
+      if (method === 'POST' && namespace !== undefined) return this.#create(req, res, info, namespace, principal)
       return this.#send(res, failure(405, 'MethodNotAllowed', `${method} is not allowed on ${path}`))
     }
     const key = `${info.kind}/${namespace}/${name}`
@@ -177,7 +204,7 @@ export class ApiServer {
         if (!presented) throw new ShoalError(ErrorCodes.NOT_FOUND, `${info.plural}.${info.group} "${name}" not found`)
         return this.#json(res, 200, presented)
       }
-      if (method === 'PUT') return await this.#update(req, res, info, namespace!, name)
+      if (method === 'PUT') return await this.#update(req, res, info, namespace!, name, principal)
       if (method === 'DELETE') {
         const expected = url.searchParams.get('resourceVersion') ?? undefined
         const op: WriteOp = { kind: 'delete', key, ...(expected ? { expectedVersion: expected } : {}) }
@@ -193,11 +220,19 @@ export class ApiServer {
     }
   }
 
-  async #list(res: ServerResponse, info: KindInfo, namespace: string | undefined, selectorText: string): Promise<void> {
+  async #list(
+    res: ServerResponse,
+    info: KindInfo,
+    namespace: string | undefined,
+    selectorText: string,
+    visible?: (namespace: string) => boolean
+  ): Promise<void> {
     const selector = parseSelector(selectorText)
     if (!selector.ok) return this.#send(res, failure(400, 'BadRequest', `labelSelector: ${selector.message}`))
     const prefix = namespace === undefined ? `${info.kind}/` : `${info.kind}/${namespace}/`
-    const entries = await this.#store!.list(key => key.startsWith(prefix))
+    // A list across namespaces shows a tenant only its own namespaces' objects.
+    const inScope = (key: string) => visible === undefined || visible(key.split('/')[1] ?? '')
+    const entries = await this.#store!.list(key => key.startsWith(prefix) && inScope(key))
     const items = [
       ...entries.map(e => this.#present(e)),
       ...(this.#options.liveObjects?.(info, new Set(entries.map(e => e.object.metadata.name))) ?? [])
@@ -205,8 +240,14 @@ export class ApiServer {
     this.#json(res, 200, { apiVersion: apiVersionOf(info), kind: `${info.kind}List`, metadata: {}, items })
   }
 
-  async #create(req: IncomingMessage, res: ServerResponse, info: KindInfo, namespace: string): Promise<void> {
-    const object = await this.#admit(req, info, namespace, undefined)
+  async #create(
+    req: IncomingMessage,
+    res: ServerResponse,
+    info: KindInfo,
+    namespace: string,
+    principal: Principal
+  ): Promise<void> {
+    const object = await this.#admit(req, info, namespace, undefined, principal)
     const result = await this.#execute({ kind: 'create', object: toNew(object) }, req)
     this.#json(res, 201, this.#present(result.entry))
   }
@@ -216,9 +257,10 @@ export class ApiServer {
     res: ServerResponse,
     info: KindInfo,
     namespace: string,
-    name: string
+    name: string,
+    principal: Principal
   ): Promise<void> {
-    const object = await this.#admit(req, info, namespace, name)
+    const object = await this.#admit(req, info, namespace, name, principal)
     const expected = object.metadata.resourceVersion
     const op: WriteOp = { kind: 'update', object: toNew(object), ...(expected ? { expectedVersion: expected } : {}) }
     const result = await this.#execute(op, req)
@@ -230,7 +272,8 @@ export class ApiServer {
     req: IncomingMessage,
     info: KindInfo,
     namespace: string,
-    name: string | undefined
+    name: string | undefined,
+    principal: Principal
   ): Promise<ShoalResource> {
     checkContentType(req)
     const maxBytes = this.#options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
@@ -275,6 +318,16 @@ export class ApiServer {
         `${info.kind} does not match the request: ${fields.map(f => `${f.path}: ${f.message}`).join('; ')}`,
         { fields }
       )
+    if (this.#guard?.multiTenant) {
+      const stored = name === undefined ? undefined : await this.#store!.get(`${info.kind}/${namespace}/${name}`)
+      const storedGroup = (stored?.object.spec as { consumerGroup?: unknown } | undefined)?.consumerGroup
+      const refused = this.#guard.admissionErrors(
+        principal,
+        object,
+        typeof storedGroup === 'string' ? storedGroup : undefined
+      )
+      if (refused.length > 0) throw invalid(`${info.kind} ${namespace}/${object.metadata.name}`, refused)
+    }
     return object
   }
 
@@ -289,7 +342,7 @@ export class ApiServer {
       const owner = store.ownerOf(bucket)
       try {
         if (owner.kind === 'self') return await store.write(op)
-        if (owner.kind === 'remote' && !forwarded) return await forward(owner.url, op)
+        if (owner.kind === 'remote' && !forwarded) return await forward(owner.url, op, this.#peers)
         throw new ShoalError(
           ErrorCodes.UNAVAILABLE,
           `no controller owns bucket ${bucket} right now (rebalance in progress); retry`,
@@ -311,7 +364,8 @@ export class ApiServer {
       if (leader.kind === 'remote' && req.headers[FORWARDED_HEADER] === undefined) {
         const response = await httpRequest(`${leader.url}${REBALANCE}`, {
           method,
-          headers: { 'content-type': 'application/json', [FORWARDED_HEADER]: '1' },
+          headers: { 'content-type': 'application/json', [FORWARDED_HEADER]: '1', ...this.#peers.headers },
+          ...(this.#peers.dispatcher === undefined ? {} : { dispatcher: this.#peers.dispatcher }),
           ...(method === 'POST' ? { body } : {}),
           headersTimeout: 30_000,
           bodyTimeout: 30_000
@@ -349,11 +403,11 @@ export class ApiServer {
     return (this.#options.present ?? plainPresentation)(entry)
   }
 
-  #send(res: ServerResponse, status: StatusBody): void {
+  #send(res: ServerResponse, status: StatusBody, extraHeaders: Readonly<Record<string, string>> = {}): void {
     if (status.code >= 500)
       this.#options.log?.('warn', 'request failed', { code: status.code, message: status.message })
     const headers: Record<string, string> = status.code === 503 ? { 'retry-after': '1' } : {}
-    this.#json(res, status.code, status, headers)
+    this.#json(res, status.code, status, { ...headers, ...extraHeaders })
   }
 
   #json(res: ServerResponse, code: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -369,12 +423,19 @@ export class ApiServer {
   }
 }
 
-async function forward(url: string, op: WriteOp): Promise<WriteResult> {
+/** How this replica calls the others: the internal token, and a TLS agent that trusts their certificates. */
+interface Peers {
+  readonly headers: Readonly<Record<string, string>>
+  readonly dispatcher?: Dispatcher
+}
+
+async function forward(url: string, op: WriteOp, peers: Peers): Promise<WriteResult> {
   let response
   try {
     response = await httpRequest(`${url}${INTERNAL_WRITES}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', [FORWARDED_HEADER]: '1' },
+      headers: { 'content-type': 'application/json', [FORWARDED_HEADER]: '1', ...peers.headers },
+      ...(peers.dispatcher === undefined ? {} : { dispatcher: peers.dispatcher }),
       body: JSON.stringify({ op }),
       headersTimeout: 10_000,
       bodyTimeout: 10_000
@@ -399,7 +460,9 @@ function errorFromStatus(body: Partial<StatusBody>, httpCode: number): ShoalErro
     AlreadyExists: ErrorCodes.CONFLICT,
     Conflict: ErrorCodes.CONFLICT,
     RequestEntityTooLarge: ErrorCodes.TOO_LARGE,
-    ServiceUnavailable: ErrorCodes.UNAVAILABLE
+    ServiceUnavailable: ErrorCodes.UNAVAILABLE,
+    Unauthorized: ErrorCodes.UNAUTHENTICATED,
+    Forbidden: ErrorCodes.FORBIDDEN
   }
   const code = codeByReason[body.reason ?? ''] ?? ErrorCodes.INTERNAL
   const fields = (body.details?.causes ?? []).map(c => ({ path: c.field, message: c.message }))
@@ -519,8 +582,17 @@ function listenOn(server: Server, port: number, host: string): Promise<void> {
   })
 }
 
-function urlOf(server: Server): string {
+function urlOf(server: Server, scheme: 'http' | 'https'): string {
   const address = server.address() as AddressInfo
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address
-  return `http://${host}:${address.port}`
+  return `${scheme}://${host}:${address.port}`
+}
+
+/** The decoded segments of a path, or undefined when its percent-encoding is broken (`%zz`). */
+function decodePath(path: string): string[] | undefined {
+  try {
+    return path.split('/').slice(1).map(decodeURIComponent)
+  } catch {
+    return undefined
+  }
 }

@@ -25,7 +25,11 @@ const byCode: Record<string, { code: number; reason: string }> = {
   [ErrorCodes.NOT_FOUND]: { code: 404, reason: 'NotFound' },
   [ErrorCodes.CONFLICT]: { code: 409, reason: 'Conflict' },
   [ErrorCodes.UNAVAILABLE]: { code: 503, reason: 'ServiceUnavailable' },
-  [ErrorCodes.FENCED]: { code: 503, reason: 'ServiceUnavailable' }
+  [ErrorCodes.FENCED]: { code: 503, reason: 'ServiceUnavailable' },
+  [ErrorCodes.UNAUTHENTICATED]: { code: 401, reason: 'Unauthorized' },
+  [ErrorCodes.FORBIDDEN]: { code: 403, reason: 'Forbidden' },
+  [ErrorCodes.RATE_LIMITED]: { code: 429, reason: 'TooManyRequests' },
+  [ErrorCodes.SINK_REFUSED]: { code: 422, reason: 'Invalid' }
 }
 
 /** Maps any error to a Status; unknown errors become a 500 without internals. */
