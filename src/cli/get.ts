@@ -7,7 +7,7 @@ import type { CliIo } from './io.ts'
 import { itemsOf, listOf, toJson, toYaml, withTypeMeta } from './output.ts'
 import { renderResourceTable } from './printers.ts'
 import { parseResourceArgs } from './resource-args.ts'
-import { byNamespaceAndName, nameOf, objectReference, stringMap } from './resources.ts'
+import { byNamespaceAndName, nameOf, namespaceOf, objectReference, stringMap } from './resources.ts'
 import { matchesSelector, parseSelector, serverSelector } from '../api/index.ts'
 import type { Requirement } from '../api/index.ts'
 
@@ -81,6 +81,7 @@ export async function runGet(args: readonly string[], io: CliIo): Promise<number
     }
     found.push({ kind, objects: objects.map(o => withTypeMeta(kind, o)) })
   }
+  if (format === 'wide') await withLag(client, found)
 
   printFound(found, format, { scope, single: requests.length === 1 && requests[0]?.names.length === 1, named }, io)
   return failed ? 1 : 0
@@ -134,4 +135,25 @@ function printFound(
 
 export function noResourcesFound(scope: Scope): string {
   return scope.allNamespaces ? 'No resources found' : `No resources found in ${scope.namespace} namespace.`
+}
+
+/**
+ * `-o wide` shows each KafkaSource's total lag: a live figure the leader's autoscaler reads (a metric, not stored
+ * status), so it is fetched apart and merged into `status.lag` for the table. Without a leader the column is empty.
+ */
+async function withLag(client: ApiClient, found: { kind: KindInfo; objects: unknown[] }[]): Promise<void> {
+  const sources = found.find(f => f.kind.kind === 'KafkaSource')
+  if (!sources || sources.objects.length === 0) return
+  const answer = await client.getPath('/shoal/v1/autoscaling').catch(() => undefined)
+  if (!answer?.ok) return
+  const lagOf = new Map<string, number>()
+  for (const item of itemsOf(answer.body) as Array<{ source?: string; lag?: number }>) {
+    if (typeof item.source === 'string' && typeof item.lag === 'number') lagOf.set(item.source, item.lag)
+  }
+  sources.objects = sources.objects.map(o => {
+    const lag = lagOf.get(`KafkaSource/${namespaceOf(o) ?? ''}/${nameOf(o) ?? ''}`)
+    if (lag === undefined) return o
+    const object = o as { status?: Record<string, unknown> }
+    return { ...object, status: { ...(object.status ?? {}), lag } }
+  })
 }

@@ -24,6 +24,8 @@ Work with resources (like kubectl):
 Operate:
   cordon      stop placing work on a dispatcher and move its work away ('uncordon' undoes it)
   scale       change a KafkaSource's consumers
+  pause       stop a source's delivery, keeping its position ('resume' carries on)
+  offsets     show a KafkaSource's committed offsets and lag; --reset moves them while paused
   rebalance   show, and with --approve apply, the scheduler's rebalance proposal
   dispatcher  run one data-plane process
   sink        an event display: print every CloudEvent it receives
@@ -33,7 +35,7 @@ Other:
   version     print the client and server versions
   help        show this help, or a command's ('shoal help get')
 
-Resource types: kafkasources (ks), pingsources (ps), dispatchers (disp), all.
+Resource types: kafkasources (ks), pingsources (ps), dispatchers (disp), all; 'shoal get controllers' too.
 Run 'shoal COMMAND --help' for a command's flags.
 `,
   apply: `Create or update resources from manifests (kubectl apply semantics: the last applier wins).
@@ -115,6 +117,37 @@ Usage: shoal scale kafkasource NAME --consumers N [-n NAMESPACE]
 
 Flags:
       --consumers N           the new spec.consumers (--replicas is accepted too)
+  -n, --namespace NS          the source's namespace (default: default)
+${connection}
+`,
+  pause: `Pause a source: nothing more is delivered and nothing is lost. Its consumers finish what is in flight,
+commit and leave the group, so its position is its committed offsets; its autoscaler holds. The pause is the
+annotation shoal.dev/paused=true on the source (an apply of a manifest without it resumes the source).
+
+Usage: shoal pause <kind> NAME [-n NAMESPACE]      (e.g. shoal pause kafkasource orders)
+
+Flags:
+  -n, --namespace NS          the source's namespace (default: default)
+${connection}
+`,
+  resume: `Resume a paused source: it carries on from its committed offsets.
+
+Usage: shoal resume <kind> NAME [-n NAMESPACE]
+
+Flags:
+  -n, --namespace NS          the source's namespace (default: default)
+${connection}
+`,
+  offsets: `Show a KafkaSource's consumer-group offsets: committed offset, last stable offset and lag per partition.
+With --reset, move the committed offsets first; only while the source is paused (Kafka takes new offsets only
+from a group without members).
+
+Usage: shoal offsets kafkasource NAME [--reset earliest|latest|TIME] [-o json|yaml] [-n NAMESPACE]
+
+Flags:
+      --reset TO              earliest | latest | an ISO-8601 time (2025-01-31T12:00:00Z) | epoch milliseconds:
+                              the first offset at or after that time (the end where there is none)
+  -o, --output FORMAT         json | yaml
   -n, --namespace NS          the source's namespace (default: default)
 ${connection}
 `,

@@ -9,7 +9,9 @@ import { runGet } from './get.ts'
 import { isHelpTopic, usage } from './help.ts'
 import { processIo } from './io.ts'
 import type { CliIo } from './io.ts'
+import { isControllersGet, runGetControllers } from './controllers.ts'
 import { runCordon, runRebalance, runScale } from './operate.ts'
+import { runOffsets, runPause } from './source-ops.ts'
 import { runPerf } from './perf.ts'
 import { runSink } from './sink.ts'
 import { runUp } from './up.ts'
@@ -19,14 +21,17 @@ type ResourceCommand = (args: readonly string[], io: CliIo) => Promise<number>
 
 const resourceCommands: Readonly<Record<string, ResourceCommand>> = {
   apply: runApply,
-  get: runGet,
+  get: (args, io) => (isControllersGet(args) ? runGetControllers(args, io) : runGet(args, io)),
   describe: runDescribe,
   delete: runDelete,
   version: runVersion,
   cordon: (args, io) => runCordon(args, io, true),
   uncordon: (args, io) => runCordon(args, io, false),
   scale: runScale,
-  rebalance: runRebalance
+  rebalance: runRebalance,
+  pause: (args, io) => runPause(args, io, true),
+  resume: (args, io) => runPause(args, io, false),
+  offsets: runOffsets
 }
 
 /** Flags that take a value and may come before the command (`shoal -n team-a get ks`). */

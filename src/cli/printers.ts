@@ -40,7 +40,11 @@ const columnsByKind: Readonly<Record<string, readonly Column[]>> = {
     { header: 'REASON', cell: reason },
     ageColumn,
     { header: 'SINK', cell: at('status', 'sinkUri'), wide: true },
-    { header: 'CONSUMERS', cell: at('spec', 'consumers'), wide: true }
+    { header: 'CONSUMERS', cell: at('spec', 'consumers'), wide: true },
+    // Total lag (from the leader's autoscaler, merged in by `get -o wide`), what was asked and what is placed.
+    { header: 'LAG', cell: at('status', 'lag'), wide: true },
+    { header: 'DESIRED', cell: at('status', 'desiredConsumers'), wide: true },
+    { header: 'PLACED', cell: at('status', 'consumers'), wide: true }
   ],
   PingSource: [
     { header: 'SINK', cell: at('status', 'sinkUri') },

@@ -8,7 +8,8 @@ import {
 } from '../api/index.ts'
 import type { SourceResource, SourceStatus } from '../api/index.ts'
 import type { ApiGuard, ApiTls } from '../auth/index.ts'
-import { ErrorCodes, ShoalError } from '../errors/index.ts'
+import { autoscaleSetting } from '../autoscale/index.ts'
+import { ErrorCodes, ShoalError, invalid } from '../errors/index.ts'
 import { MembersFollower } from '../dispatcher/index.ts'
 import type { MemberStatus } from '../dispatcher/index.ts'
 import { loadSchedulerConfig } from '../scheduler/index.ts'
@@ -18,7 +19,9 @@ import type { StoredObject } from '../store/index.ts'
 import type { Logger } from './logger.ts'
 import { isDispatcherKind, presentDispatcher, presentSource, sourceStatus } from './presentation.ts'
 import type { LiveDispatcher } from './presentation.ts'
+import { DeliveryErrors } from './delivery-errors.ts'
 import { SchedulerLeader } from './scheduler-leader.ts'
+import { sourceOffsets } from './source-operations.ts'
 import { SourceReconciler } from './source-reconciler.ts'
 
 export interface ControllerOptions {
@@ -57,6 +60,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
   const config = loadSchedulerConfig(options.schedulerConfig ?? 'ha')
   const serviceUrlTemplate = options.serviceUrlTemplate ?? DEFAULT_SERVICE_URL_TEMPLATE
   let liveDispatchers: () => readonly LiveDispatcher[] = () => []
+  let lastDeliveryError: DeliveryErrors['lastOf'] = () => undefined
   const liveById = (name: string) => liveDispatchers().find(d => d.id === name)
   const server = new ApiServer({
     ...(options.host === undefined ? {} : { host: options.host }),
@@ -67,7 +71,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
     present: entry =>
       entry.object.kind === DispatcherKind.kind
         ? presentDispatcher(entry.object.metadata.name, entry, liveById(entry.object.metadata.name))
-        : presentSource(entry, serviceUrlTemplate, id => liveById(id)?.zone),
+        : presentSource(entry, serviceUrlTemplate, id => liveById(id)?.zone, lastDeliveryError(entry.key)),
     liveObjects: (info, stored) =>
       isDispatcherKind(info)
         ? liveDispatchers()
@@ -120,20 +124,31 @@ export async function startController(options: ControllerOptions): Promise<Runni
     log: logTo
   })
   let leader: SchedulerLeader
+  const deliveryErrors = new DeliveryErrors(connection, store.names, (message, error) =>
+    log.warn({ error: String(error) }, message)
+  )
   try {
+    await deliveryErrors.start()
+    lastDeliveryError = key => deliveryErrors.lastOf(key)
     await members.start()
     leader = new SchedulerLeader({ connection, store, members, config, log: logTo })
   } catch (error) {
     await members.close().catch(() => undefined)
+    await deliveryErrors.close().catch(() => undefined)
     await store.close()
     await server.close()
     throw error
   }
   liveDispatchers = () => members.members().map(liveDispatcherOf)
-  server.attach(store, {
-    propose: async () => leader.term?.propose() ?? notLeading(),
-    approve: async revision => (leader.term ? leader.term.approve(revision) : notLeading())
-  })
+  server.attach(
+    store,
+    {
+      propose: async () => leader.term?.propose() ?? notLeading(),
+      approve: async revision => (leader.term ? leader.term.approve(revision) : notLeading()),
+      autoscaling: async () => leader.term?.autoscaling() ?? notLeading()
+    },
+    sourceOffsets(store)
+  )
   leader.start()
   const reconciler = new SourceReconciler({ store, serviceUrlTemplate, log: logTo })
   reconciler.start()
@@ -147,6 +162,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
       reconciler.stop()
       await leader.stop()
       await members.close()
+      await deliveryErrors.close()
       await store.close()
       await closing
     }
@@ -179,6 +195,9 @@ function liveDispatcherOf(m: MemberStatus): LiveDispatcher {
  */
 function withServerDefaults(object: StoredObject, previous: StoredObject | undefined): StoredObject {
   if (object.kind !== 'KafkaSource') return object
+  // Autoscaling annotations are checked where every write passes, so a bad one is refused naming the annotation.
+  const autoscale = autoscaleSetting(object.metadata.annotations)
+  if (autoscale.kind === 'invalid') throw invalid(`KafkaSource ${object.metadata.name}`, autoscale.fields)
   if (previous)
     return checkUpdate(
       previous as unknown as SourceResource,

@@ -1,6 +1,6 @@
 import { DispatcherKind, apiVersionOf, computeStatus } from '../api/index.ts'
 import type { ConditionObservation, KindInfo, SourceResource, SourceStatus } from '../api/index.ts'
-import type { PlacementsRecord, StoredEntry } from '../store/index.ts'
+import type { DeliveryErrorRecord, PlacementsRecord, StoredEntry } from '../store/index.ts'
 
 /** A dispatcher as its heartbeats show it. */
 export interface LiveDispatcher {
@@ -85,17 +85,28 @@ export function scheduledObservation(scheduling: PlacementsRecord | undefined, d
 export function presentSource(
   entry: StoredEntry,
   serviceUrlTemplate: string,
-  zoneOf: (dispatcher: string) => string | undefined = () => undefined
+  zoneOf: (dispatcher: string) => string | undefined = () => undefined,
+  lastError?: DeliveryErrorRecord
 ): unknown {
   const resource = entry.object as unknown as SourceResource
-  const desired = resource.kind === 'KafkaSource' ? (resource.spec.consumers ?? 1) : 1
+  const scale = entry.scheduling?.scale
+  const desired = scale?.desired ?? (resource.kind === 'KafkaSource' ? (resource.spec.consumers ?? 1) : 1)
   const stored = entry.status as SourceStatus | undefined
   const status = sourceStatus(resource, {
     serviceUrlTemplate,
     now: new Date(entry.scheduling?.since ?? entry.object.metadata.creationTimestamp),
     previous: stored,
-    observed: [scheduledObservation(entry.scheduling, desired)]
+    observed: [scheduledObservation(entry.scheduling, desired), ...scaleObservations(scale)]
   })
+  const placed = (entry.scheduling?.placements ?? []).reduce((n, p) => n + p.vreplicas, 0)
+  // Knative's status.consumers is the consumers actually scheduled; desiredConsumers says what was asked, and by whom.
+  const counts =
+    resource.kind === 'KafkaSource'
+      ? { consumers: placed, desiredConsumers: desired, ...(scale ? { scaledBy: scale.by } : {}) }
+      : {}
+  const error = lastError
+    ? { lastDeliveryError: { time: lastError.time, message: lastError.message, dispatcher: lastError.dispatcher } }
+    : {}
   // Knative's placements are {podName, vreplicas}; the zone is added so `shoal describe` shows the spread.
   const placements = (entry.scheduling?.placements ?? []).map(p => {
     const zone = zoneOf(p.podName)
@@ -103,8 +114,27 @@ export function presentSource(
   })
   return {
     ...entry.object,
-    status: { ...status, ...(placements.length > 0 ? { placements } : {}) }
+    status: { ...status, ...counts, ...error, ...(placements.length > 0 ? { placements } : {}) }
   }
+}
+
+/** `Autoscaled` (False while the lag cannot be read and the scale holds) and `Paused`, from the placements record. */
+function scaleObservations(scale: PlacementsRecord['scale']): ConditionObservation[] {
+  if (scale?.by === 'paused') {
+    return [{ type: 'Paused', status: 'True', reason: 'Paused', message: 'shoal resume to deliver again' }]
+  }
+  if (scale?.by !== 'autoscaler') return []
+  if (scale.held !== undefined) {
+    return [
+      {
+        type: 'Autoscaled',
+        status: 'False',
+        reason: 'LagUnavailable',
+        message: `the scale holds at ${scale.desired}: ${scale.held}`
+      }
+    ]
+  }
+  return [{ type: 'Autoscaled', status: 'True' }]
 }
 
 /** A Dispatcher: its desired state (cordoned), if stored, with its live state from heartbeats. */

@@ -1,5 +1,7 @@
 import { Producer } from '@platformatic/kafka'
 import { DispatcherKind } from '../api/index.ts'
+import { Autoscaler, isPaused } from '../autoscale/index.ts'
+import type { AutoscaleStatus, AutoscaleTarget } from '../autoscale/index.ts'
 import type { MemberStatus } from '../dispatcher/index.ts'
 import { contractPartitionOf } from '../dispatcher/index.ts'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
@@ -8,7 +10,14 @@ import type { KafkaConnection } from '../kafka/index.ts'
 import { Scheduler } from '../scheduler/index.ts'
 import type { DispatcherInfo, RebalanceProposal, SchedulerConfig, VPod } from '../scheduler/index.ts'
 import { appendInTransaction, contractKey, decodeValue, isFencing, ordinalOf } from '../store/index.ts'
-import type { ContractRecord, PlacementsRecord, ResourceStore, SlotKind, StoredEntry } from '../store/index.ts'
+import type {
+  ContractRecord,
+  PlacementsRecord,
+  ResourceStore,
+  ScaleRecord,
+  SlotKind,
+  StoredEntry
+} from '../store/index.ts'
 
 /** Where the leader learns which dispatchers are alive. */
 export interface MembersSource {
@@ -99,6 +108,10 @@ export class LeaderTerm {
   readonly #dirty = new Set<string>()
   readonly #partitionCounts = new Map<string, number>()
   #epoch = 0
+  /** The autoscalers of this term: they start from the scales the log recorded. */
+  #autoscaler: Autoscaler | undefined
+  /** The vreplicas each source was last given to the scheduler, and by whom. */
+  readonly #scales = new Map<string, ScaleRecord>()
   /** The last proposal shown: the only one an approval may apply. */
   #proposal: RebalanceProposal | undefined
   #timer: NodeJS.Timeout | undefined
@@ -154,6 +167,18 @@ export class LeaderTerm {
     ])
     this.#epoch += 1
     const store = this.#options.store
+    this.#autoscaler = new Autoscaler({
+      targets: () => store.snapshot(k => k.startsWith('KafkaSource/')).map(autoscaleTarget),
+      recordedScale: key => {
+        const p = this.#placements.get(key)
+        return p && p.placements.reduce((n, x) => n + x.vreplicas, p.pending)
+      },
+      onScale: key => {
+        this.#dirty.add(key)
+        this.#schedulePass()
+      },
+      log: this.#log
+    })
     // The sources first, then the placements the log holds for them: kept, not re-placed from scratch.
     const sources = store.snapshot(isSourceKey)
     await this.#prefetchPartitions(sources)
@@ -177,15 +202,22 @@ export class LeaderTerm {
     for (const key of this.#placements.keys()) if (!store.peek(key)) this.#dirty.add(key)
     this.#log('info', 'scheduler leadership taken', { epoch: this.#epoch, placements: this.#placements.size })
     this.#schedulePass(0)
+    this.#autoscaler.start()
   }
 
   async stop(): Promise<void> {
     this.#stopped = true
     clearTimeout(this.#timer)
     for (const unsubscribe of this.#unsubscribe) unsubscribe()
+    await this.#autoscaler?.stop()
     await this.#running.catch(() => undefined)
     await this.#producer.close(true).catch(() => undefined)
     await this.#tailer.close()
+  }
+
+  /** Every autoscaled source: its scale, lag and why (`GET /shoal/v1/autoscaling`). */
+  autoscaling(): AutoscaleStatus[] {
+    return this.#autoscaler?.status() ?? []
   }
 
   /** The scheduler's rebalance proposal, from the current state (after any pass that is due). */
@@ -280,6 +312,7 @@ export class LeaderTerm {
       const entry = store.peek(key)
       if (!entry) {
         this.#scheduler.removeVPod(key)
+        this.#scales.delete(key)
         continue
       }
       const vpod = await this.#vpodOf(entry)
@@ -293,14 +326,28 @@ export class LeaderTerm {
 
   async #vpodOf(entry: StoredEntry): Promise<VPod> {
     const spec = entry.object.spec as { consumers?: number; topics?: string[]; bootstrapServers?: string[] }
-    if (entry.object.kind !== 'KafkaSource') return { key: entry.key, slot: 'schedule', vreplicas: 1 }
+    const scale = this.#scaleOf(entry)
+    this.#scales.set(entry.key, scale)
+    if (entry.object.kind !== 'KafkaSource') return { key: entry.key, slot: 'schedule', vreplicas: scale.desired }
     const max = await this.#partitionsOf(spec.bootstrapServers ?? [], spec.topics ?? [])
     return {
       key: entry.key,
       slot: 'consumer',
-      vreplicas: spec.consumers ?? 1,
+      vreplicas: scale.desired,
       ...(max === undefined ? {} : { maxVReplicas: max })
     }
+  }
+
+  /** A paused source gets none; an autoscaled one what its autoscaler says; any other its spec's count. */
+  #scaleOf(entry: StoredEntry): ScaleRecord {
+    if (isPaused(entry.object.metadata)) return { desired: 0, by: 'paused' }
+    if (entry.object.kind !== 'KafkaSource') return { desired: 1, by: 'spec' }
+    const autoscaled = this.#autoscaler?.scaleOf(autoscaleTarget(entry))
+    if (autoscaled === undefined) {
+      return { desired: (entry.object.spec as { consumers?: number }).consumers ?? 1, by: 'spec' }
+    }
+    const held = this.#autoscaler?.heldBecause(entry.key)
+    return { desired: autoscaled, by: 'autoscaler', ...(held === undefined ? {} : { held }) }
   }
 
   /**
@@ -375,7 +422,8 @@ export class LeaderTerm {
         ...(pending && pending.count > 0 ? { reason: pending.reason, message: pending.message } : {}),
         epoch: this.#epoch,
         revision,
-        since: before && before.pending > 0 === (pending?.count ?? 0) > 0 ? before.since : now
+        since: before && before.pending > 0 === (pending?.count ?? 0) > 0 ? before.since : now,
+        ...(this.#scales.has(key) ? { scale: this.#scales.get(key)! } : {})
       }
       if (!before || !samePlacements(before, record)) {
         messages.push({ topic: names.placementsTopic, partition: store.bucketOf(key), key, value: record })
@@ -450,6 +498,24 @@ function applyTo<V>(map: Map<string, V>, written: ReadonlyMap<string, V | null>)
   }
 }
 
+function autoscaleTarget(entry: StoredEntry): AutoscaleTarget {
+  const spec = entry.object.spec as {
+    bootstrapServers?: string[]
+    topics?: string[]
+    consumerGroup?: string
+    initialOffset?: 'earliest' | 'latest'
+  }
+  return {
+    key: entry.key,
+    annotations: entry.object.metadata.annotations,
+    paused: isPaused(entry.object.metadata),
+    brokers: spec.bootstrapServers ?? [],
+    groupId: spec.consumerGroup ?? entry.key,
+    topics: spec.topics ?? [],
+    initialOffset: spec.initialOffset ?? 'latest'
+  }
+}
+
 function isSourceKey(key: string): boolean {
   return key.startsWith('KafkaSource/') || key.startsWith('PingSource/')
 }
@@ -461,6 +527,9 @@ function sameMoves(a: RebalanceProposal, b: RebalanceProposal): boolean {
 function samePlacements(a: PlacementsRecord, b: PlacementsRecord): boolean {
   return (
     a.pending === b.pending &&
+    a.scale?.desired === b.scale?.desired &&
+    a.scale?.by === b.scale?.by &&
+    a.scale?.held === b.scale?.held &&
     a.reason === b.reason &&
     a.placements.length === b.placements.length &&
     a.placements.every((p, i) => p.podName === b.placements[i]?.podName && p.vreplicas === b.placements[i]?.vreplicas)

@@ -46,6 +46,14 @@ export interface ApiServerOptions {
 export interface Rebalancer {
   propose(): Promise<unknown>
   approve(revision: number): Promise<unknown>
+  /** Every autoscaled source: scale, lag, why (`GET /shoal/v1/autoscaling`). */
+  autoscaling?(): Promise<unknown>
+}
+
+/** `GET|POST /shoal/v1/namespaces/NS/kafkasources/NAME/offsets`: any replica answers (it asks Kafka). */
+export interface OffsetOperations {
+  read(namespace: string, name: string): Promise<unknown>
+  reset(namespace: string, name: string, to: unknown): Promise<unknown>
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
@@ -55,6 +63,10 @@ const INTERNAL_WRITES = '/internal/v1/writes'
 const REBALANCE = '/shoal/v1/rebalance'
 /** This replica's buckets and every replica of the current group generation. */
 const CONTROLLERS = '/internal/v1/controllers'
+/** The leader's autoscalers. */
+const AUTOSCALING = '/shoal/v1/autoscaling'
+/** A KafkaSource's committed offsets (GET) and their reset (POST {reset}). */
+const OFFSETS = /^\/shoal\/v1\/namespaces\/([^/]+)\/kafkasources\/([^/]+)\/offsets$/
 
 /**
  * The resource API: Kubernetes-style paths over the store. Any replica answers reads from its own copy
@@ -67,6 +79,7 @@ export class ApiServer {
   readonly #peers: Peers
   #store: ResourceStore | undefined
   #rebalancer: Rebalancer | undefined
+  #offsets: OffsetOperations | undefined
   #url = ''
 
   constructor(options: ApiServerOptions) {
@@ -107,9 +120,10 @@ export class ApiServer {
    * Connects the store. The server listens first because the store announces this server's URL to the
    * other replicas; until then every request but /healthz gets 503.
    */
-  attach(store: ResourceStore, rebalancer?: Rebalancer): void {
+  attach(store: ResourceStore, rebalancer?: Rebalancer, offsets?: OffsetOperations): void {
     this.#store = store
     this.#rebalancer = rebalancer
+    this.#offsets = offsets
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -132,6 +146,10 @@ export class ApiServer {
     if (path === '/apis') return this.#json(res, 200, discovery())
     if (path === INTERNAL_WRITES && method === 'POST') return this.#internalWrite(req, res)
     if (path === REBALANCE && (method === 'GET' || method === 'POST')) return this.#rebalance(req, res, method)
+    if (path === AUTOSCALING && method === 'GET') return this.#autoscaling(req, res)
+    const offsets = OFFSETS.exec(path)
+    if (offsets && (method === 'GET' || method === 'POST'))
+      return this.#sourceOffsets(req, res, method, decodeURIComponent(offsets[1]!), decodeURIComponent(offsets[2]!))
     if (path === CONTROLLERS && method === 'GET') {
       return this.#json(res, 200, {
         self: { replicaId: store.replicaId, ...store.assignment, leader: store.isLeader },
@@ -385,6 +403,51 @@ export class ApiServer {
       return this.#json(res, 200, await this.#rebalancer.approve(revision))
     } catch (error) {
       return this.#send(res, statusOf(error))
+    }
+  }
+
+  /** The leader's autoscalers, forwarded to the leader by any other replica. */
+  async #autoscaling(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    try {
+      const leader = this.#store!.ownerOf(0)
+      if (leader.kind === 'remote' && req.headers[FORWARDED_HEADER] === undefined) {
+        const response = await httpRequest(`${leader.url}${AUTOSCALING}`, {
+          headers: { [FORWARDED_HEADER]: '1', ...this.#peers.headers },
+          ...(this.#peers.dispatcher === undefined ? {} : { dispatcher: this.#peers.dispatcher }),
+          headersTimeout: 10_000,
+          bodyTimeout: 10_000
+        })
+        return this.#json(res, response.statusCode, await response.body.json())
+      }
+      const items = leader.kind === 'self' ? await this.#rebalancer?.autoscaling?.() : undefined
+      if (items === undefined) {
+        throw new ShoalError(ErrorCodes.UNAVAILABLE, 'no scheduler leader right now; retry', { retriable: true })
+      }
+      return this.#json(res, 200, { items })
+    } catch (error) {
+      return this.#send(res, statusOf(error))
+    }
+  }
+
+  async #sourceOffsets(
+    req: IncomingMessage,
+    res: ServerResponse,
+    method: string,
+    namespace: string,
+    name: string
+  ): Promise<void> {
+    try {
+      if (!this.#offsets) throw new ShoalError(ErrorCodes.UNAVAILABLE, 'offsets are not served here', {})
+      if (method === 'GET') return this.#json(res, 200, await this.#offsets.read(namespace, name))
+      let body: { reset?: unknown }
+      try {
+        body = JSON.parse((await readBody(req, 64 * 1024)) || '{}') as { reset?: unknown }
+      } catch {
+        throw new ShoalError(ErrorCodes.MALFORMED, 'the body must be JSON: {"reset": "earliest"}')
+      }
+      return this.#json(res, 200, await this.#offsets.reset(namespace, name, body.reset))
+    } catch (error) {
+      return this.#send(res, statusOf(error, { kind: 'kafkasources', name }))
     }
   }
 

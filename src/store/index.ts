@@ -17,7 +17,14 @@ export type {
   WriteResult
 } from './types.ts'
 export { contractKey, ordinalOf } from './records.ts'
-export type { ContractRecord, MemberRecord, PlacementsRecord, SlotKind } from './records.ts'
+export type {
+  ContractRecord,
+  DeliveryErrorRecord,
+  MemberRecord,
+  PlacementsRecord,
+  ScaleRecord,
+  SlotKind
+} from './records.ts'
 export { decodeValue, encodeValue, schemaHeaders } from './codec.ts'
 export { appendInTransaction } from './append.ts'
 export type { LogAppend } from './append.ts'

@@ -7,6 +7,8 @@ export interface StoreNames {
   readonly contractsTopic: string
   readonly membersTopic: string
   readonly controllersTopic: string
+  /** Each source's last delivery error, as a dispatcher saw it (compacted; key: the source key). */
+  readonly deliveryErrorsTopic: string
   readonly controllersGroup: string
   bucketTransactionalId(bucket: number): string
   readonly schedulerTransactionalId: string
@@ -26,6 +28,7 @@ export function storeNames(prefix: string = DEFAULT_PREFIX): StoreNames {
     contractsTopic: `${prefix}.contracts`,
     membersTopic: `${prefix}.members`,
     controllersTopic: `${prefix}.controllers`,
+    deliveryErrorsTopic: `${prefix}.delivery-errors`,
     controllersGroup: `${prefix}-controllers`,
     bucketTransactionalId: (bucket: number) => `${prefix}-bucket-${bucket}`,
     schedulerTransactionalId: `${prefix}-scheduler`

@@ -38,6 +38,16 @@ export interface PlacementsRecord {
   readonly revision: number
   /** When the Scheduled condition last changed (all placed ↔ some pending), ISO-8601. */
   readonly since: string
+  /** The vreplicas the scheduler was asked for and who decided them (absent in records of older versions). */
+  readonly scale?: ScaleRecord
+}
+
+/** Who set a source's vreplicas: its spec, its autoscaler, or a pause (0); and why an autoscaler holds. */
+export interface ScaleRecord {
+  readonly desired: number
+  readonly by: 'spec' | 'autoscaler' | 'paused'
+  /** Set while the autoscaler cannot read the lag and holds the scale: why. */
+  readonly held?: string
 }
 
 /** `shoal.members`, key `<dispatcherId>`: a dispatcher's heartbeat. Judged by its broker append time. */
@@ -56,6 +66,18 @@ export interface MemberRecord {
   readonly startedAt: string
   /** PingSource watermarks (a later issue): last tick fired through, and exceptions by source. */
   readonly watermark?: { readonly through: string; readonly exceptions?: Readonly<Record<string, string>> }
+}
+
+/**
+ * `shoal.delivery-errors`, key `<sourceKey>`: the last delivery error a dispatcher saw for a source (a sink's error
+ * status, a network error, a record dead-lettered or dropped). Written at most every few seconds per source.
+ */
+export interface DeliveryErrorRecord {
+  readonly source: string
+  readonly dispatcher: string
+  /** When it happened, ISO-8601 (the dispatcher's clock). */
+  readonly time: string
+  readonly message: string
 }
 
 /** `dispatcher-7` → 7; anything else has no ordinal (sorted last). */

@@ -286,6 +286,7 @@ export function storeTopics(names: StoreNames, buckets: number) {
     { name: names.contractsTopic, partitions: buckets, configs: compacted },
     // Heartbeats are judged by the broker's clock, not the sender's: the broker stamps each record.
     { name: names.membersTopic, partitions: 1, configs: { ...compacted, 'message.timestamp.type': 'LogAppendTime' } },
-    { name: names.controllersTopic, partitions: 1, configs: compacted }
+    { name: names.controllersTopic, partitions: 1, configs: compacted },
+    { name: names.deliveryErrorsTopic, partitions: 1, configs: compacted }
   ]
 }

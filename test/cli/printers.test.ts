@@ -23,7 +23,7 @@ test('KafkaSource columns follow Knative printer columns', () => {
   )
 })
 
-test('wide adds SINK and CONSUMERS; -A adds NAMESPACE first', () => {
+test('wide adds SINK, CONSUMERS, LAG, DESIRED and PLACED; -A adds NAMESPACE first', () => {
   const text = renderResourceTable(KafkaSourceKind, [kafkaSource('a', { namespace: 'team-a' })], {
     ...plain,
     wide: true,
@@ -39,7 +39,10 @@ test('wide adds SINK and CONSUMERS; -A adds NAMESPACE first', () => {
     'REASON',
     'AGE',
     'SINK',
-    'CONSUMERS'
+    'CONSUMERS',
+    'LAG',
+    'DESIRED',
+    'PLACED'
   ])
   assert.match(row ?? '', /^team-a\s{3,}a\s{3,}.*http:\/\/sink\.example\/\s{3,}2$/)
 })

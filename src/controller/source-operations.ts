@@ -1,0 +1,58 @@
+import { isPaused, parseResetTarget, readOffsets, resetOffsets } from '../autoscale/index.ts'
+import type { LagQuery } from '../autoscale/index.ts'
+import { ErrorCodes, ShoalError } from '../errors/index.ts'
+import type { ResourceStore, StoredEntry } from '../store/index.ts'
+
+/** `shoal offsets`: a KafkaSource's committed offsets and lag, and moving them while it is paused. */
+export interface SourceOffsets {
+  read(namespace: string, name: string): Promise<unknown>
+  reset(namespace: string, name: string, to: unknown): Promise<unknown>
+}
+
+/** The offsets operations over this replica's copy of the store; any replica answers them (they talk to Kafka). */
+export function sourceOffsets(store: ResourceStore): SourceOffsets {
+  const find = async (namespace: string, name: string): Promise<StoredEntry> => {
+    const entry = await store.get(`KafkaSource/${namespace}/${name}`)
+    if (!entry) throw new ShoalError(ErrorCodes.NOT_FOUND, `kafkasources.sources.knative.dev "${name}" not found`)
+    return entry
+  }
+  return {
+    async read(namespace, name) {
+      const entry = await find(namespace, name)
+      const view = await readOffsets(queryOf(entry))
+      return { source: name, namespace, paused: isPaused(entry.object.metadata), ...view }
+    },
+    async reset(namespace, name, to) {
+      const target = typeof to === 'string' ? parseResetTarget(to) : undefined
+      if (target === undefined) {
+        const message = `must be earliest, latest, an ISO-8601 time or milliseconds since the epoch, not ${JSON.stringify(to)}`
+        throw new ShoalError(ErrorCodes.INVALID, `reset: ${message}`, { fields: [{ path: 'reset', message }] })
+      }
+      const entry = await find(namespace, name)
+      if (!isPaused(entry.object.metadata)) {
+        throw new ShoalError(
+          ErrorCodes.CONFLICT,
+          `kafkasource ${name} is not paused: offsets move only while it is (shoal pause kafkasource ${name} -n ${namespace})`
+        )
+      }
+      const view = await resetOffsets(queryOf(entry), target)
+      return { source: name, namespace, paused: true, ...view }
+    }
+  }
+}
+
+function queryOf(entry: StoredEntry): LagQuery {
+  const spec = entry.object.spec as {
+    bootstrapServers: string[]
+    topics: string[]
+    consumerGroup?: string
+    initialOffset?: 'earliest' | 'latest'
+  }
+  return {
+    id: entry.key,
+    brokers: spec.bootstrapServers,
+    groupId: spec.consumerGroup ?? entry.key,
+    topics: spec.topics,
+    initialOffset: spec.initialOffset ?? 'latest'
+  }
+}
