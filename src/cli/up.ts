@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url'
 import { apiVersionOf, kindByApiVersion, parseManifests, validateResource } from '../api/index.ts'
 import { createLogger, startController } from '../controller/index.ts'
 import type { RunningController } from '../controller/index.ts'
-import { startDispatcher, startKafkaSourcePlane } from '../dispatcher/index.ts'
-import type { KafkaSourcePlane, RunningDispatcher } from '../dispatcher/index.ts'
+import { startDispatcher, startKafkaSourcePlane, startPingSourcePlane } from '../dispatcher/index.ts'
+import type { KafkaSourcePlane, PingSourcePlane, RunningDispatcher } from '../dispatcher/index.ts'
 import { ensureTopics, parseBootstrap, startEmbeddedKafka, KAFKA_VERSION } from '../kafka/index.ts'
 import type { EmbeddedKafka } from '../kafka/index.ts'
 import { startEventDisplay } from './sink.ts'
@@ -68,6 +68,7 @@ export async function runUp(argv: readonly string[]): Promise<number> {
   let controller: RunningController | undefined
   const dispatchers: RunningDispatcher[] = []
   const planes: KafkaSourcePlane[] = []
+  const pingPlanes: PingSourcePlane[] = []
   let display: { url: string; server: Server } | undefined
   let trickle: { stop(): Promise<void> } | undefined
   try {
@@ -105,12 +106,15 @@ export async function runUp(argv: readonly string[]): Promise<number> {
         capacity: DEMO_CAPACITY
       })
       dispatchers.push(dispatcher)
-      planes.push(
-        await startKafkaSourcePlane(dispatcher, {
-          brokers,
-          serviceUrlTemplate,
-          log: quiet
-        })
+      const plane = await startKafkaSourcePlane(dispatcher, {
+        brokers,
+        serviceUrlTemplate,
+        log: quiet
+      })
+      planes.push(plane)
+      // One Deliverer per dispatcher, shared by both planes.
+      pingPlanes.push(
+        await startPingSourcePlane(dispatcher, { brokers, serviceUrlTemplate, deliverer: plane.deliverer, log: quiet })
       )
     }
     const applied = values['no-demo'] ? [] : await applyDemo(controller, brokers)
@@ -146,6 +150,7 @@ export async function runUp(argv: readonly string[]): Promise<number> {
     process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)
     await trickle?.stop()
+    await Promise.all(pingPlanes.map(p => p.close().catch(() => undefined)))
     await Promise.all(planes.map(p => p.close().catch(() => undefined)))
     await Promise.all(dispatchers.map(d => d.close().catch(() => undefined)))
     await controller?.close().catch(() => undefined)

@@ -13,11 +13,14 @@ import type { DispatcherLog } from './log.ts'
 import { parseDurationFlag } from './duration-flag.ts'
 import { dispatcherDefaultsFromEnv } from './env-defaults.ts'
 import { startKafkaSourcePlane } from './kafka-source-plane.ts'
+import { startPingSourcePlane } from './ping-source-plane.ts'
+import { DEFAULT_LATE_POLICY, isLatePolicy } from '../ping/index.ts'
+import type { LatePolicy } from '../ping/index.ts'
 import { DEFAULT_LIVENESS_TIMEOUT_MS, checkLivenessTimeout } from './liveness.ts'
 
 const usage = `usage: shoal dispatcher --kafka HOST:PORT[,HOST:PORT…] --id dispatcher-N --zone Z --node X --capacity C
                         [--schedule-capacity ${DEFAULT_SCHEDULE_CAPACITY}] [--prefix shoal] [--liveness-timeout ${DEFAULT_LIVENESS_TIMEOUT_MS / 1000}s] [--buckets 16]
-                        [--metrics-port N] [--metrics-source-labels ${DEFAULT_MAX_SOURCE_LABELS}]
+                        [--metrics-port N] [--metrics-source-labels ${DEFAULT_MAX_SOURCE_LABELS}] [--ping-late-ticks ${DEFAULT_LATE_POLICY}|last|none]
                         [--max-connections-per-origin ${DELIVERER_DEFAULTS.maxConnectionsPerOrigin}]
 defaults from the environment: --kafka KAFKA_BOOTSTRAP_SERVERS, --id from POD_NAME or HOSTNAME ending in -N,
 --zone SHOAL_ZONE, --node NODE_NAME`
@@ -32,6 +35,8 @@ export type DispatcherArgs = Omit<DispatcherOptions, 'log' | 'signal'> & {
   readonly metricsSourceLabels?: number
   /** Requests on the wire per sink origin (the Deliverer's cap); DELIVERER_DEFAULTS when absent. */
   readonly maxConnectionsPerOrigin?: number
+  /** Missed PingSource ticks a schedule that comes here fires, unless its annotation says (default all). */
+  readonly pingLateTicks?: LatePolicy
 }
 
 /**
@@ -94,6 +99,14 @@ export async function runDispatcherCommand(argv: readonly string[]): Promise<num
       log
     })
     metrics?.track(plane)
+    const pings = await startPingSourcePlane(dispatcher, {
+      brokers: options.brokers,
+      ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
+      serviceUrlTemplate: process.env['SHOAL_SERVICE_URL_TEMPLATE'] ?? DEFAULT_SERVICE_URL_TEMPLATE,
+      deliverer: plane.deliverer,
+      ...(options.pingLateTicks === undefined ? {} : { latePolicy: options.pingLateTicks }),
+      log
+    })
     process.stdout.write(
       `Shoal dispatcher ${dispatcher.id} (zone ${dispatcher.zone}, node ${dispatcher.node}) up` +
         `${server === undefined ? '' : `, metrics at ${server.url}/metrics`}\n`
@@ -112,6 +125,7 @@ export async function runDispatcherCommand(argv: readonly string[]): Promise<num
     deadline.unref()
     process.once('SIGINT', () => process.exit(1))
     process.once('SIGTERM', () => process.exit(1))
+    await pings.close()
     await plane.close()
     await dispatcher.close()
     clearTimeout(deadline)
@@ -159,6 +173,7 @@ export function parseDispatcherArgs(
         buckets: { type: 'string' },
         'metrics-port': { type: 'string' },
         'metrics-source-labels': { type: 'string' },
+        'ping-late-ticks': { type: 'string' },
         'max-connections-per-origin': { type: 'string' },
         help: { type: 'boolean', short: 'h' }
       },
@@ -216,6 +231,10 @@ export function parseDispatcherArgs(
       throw new UsageProblem(`--prefix: ${(error as Error).message}`)
     }
   }
+  const pingLateTicks = values['ping-late-ticks']
+  if (pingLateTicks !== undefined && !isLatePolicy(pingLateTicks)) {
+    throw new UsageProblem(`--ping-late-ticks must be all, last or none, not "${pingLateTicks}"`)
+  }
   let livenessTimeoutMs: number | undefined
   if (values['liveness-timeout'] !== undefined) {
     livenessTimeoutMs = parseDurationFlag(values['liveness-timeout'])
@@ -242,7 +261,8 @@ export function parseDispatcherArgs(
     ...(livenessTimeoutMs === undefined ? {} : { livenessTimeoutMs }),
     ...(metricsPort === undefined ? {} : { metricsPort }),
     ...(metricsSourceLabels === undefined ? {} : { metricsSourceLabels }),
-    ...(maxConnectionsPerOrigin === undefined ? {} : { maxConnectionsPerOrigin })
+    ...(maxConnectionsPerOrigin === undefined ? {} : { maxConnectionsPerOrigin }),
+    ...(pingLateTicks === undefined ? {} : { pingLateTicks })
   }
 }
 

@@ -73,6 +73,10 @@ export interface RunningDispatcher extends EventEmitter<DispatcherEvents> {
   /** Whether its contract may run now: not fenced, not stopped. */
   readonly running: boolean
   readonly fenced: boolean
+  /** The dispatcher liveness timeout it heartbeats under. */
+  readonly livenessTimeoutMs: number
+  /** Puts the PingSource plane's schedule watermark into every heartbeat from now on. */
+  reportWatermark(provider: () => MemberRecord['watermark']): void
   /** Resolves once it has stopped for good: closed, or superseded by a newer process with the same id. */
   readonly stopped: Promise<DispatcherStop>
   /**
@@ -161,6 +165,7 @@ class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispat
   #unfencing = false
   #stop: DispatcherStop | undefined
   #closed: Promise<void> | undefined
+  #watermark: (() => MemberRecord['watermark']) | undefined
 
   constructor(options: DispatcherOptions) {
     super()
@@ -224,6 +229,14 @@ class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispat
 
   get fenced(): boolean {
     return this.#fenced
+  }
+
+  get livenessTimeoutMs(): number {
+    return this.#livenessTimeoutMs
+  }
+
+  reportWatermark(provider: () => MemberRecord['watermark']): void {
+    this.#watermark = provider
   }
 
   async start(): Promise<void> {
@@ -299,6 +312,7 @@ class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispat
   }
 
   #heartbeat(): MemberRecord {
+    const watermark = this.#watermark?.()
     return {
       id: this.id,
       incarnation: this.#incarnation,
@@ -311,7 +325,8 @@ class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispat
       },
       used: this.#state.used(),
       contractOffset: String(this.#state.offset),
-      startedAt: this.#startedAt
+      startedAt: this.#startedAt,
+      ...(watermark === undefined ? {} : { watermark })
     }
   }
 

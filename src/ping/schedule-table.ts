@@ -35,6 +35,8 @@ export interface ScheduleTableOptions {
 interface Entry {
   readonly spec: ScheduleSpec
   readonly cron: CronTicks
+  /** When it was set: its ticks up to then were handed out (or skipped) by `set`. */
+  readonly setAt: number
 }
 
 /**
@@ -82,6 +84,12 @@ export class ScheduleTable {
     return this.#entries.keys()
   }
 
+  /** How far the ticks of `key` have been handed out: `through`, or later if it was set since. */
+  firedThrough(key: string): number | undefined {
+    const entry = this.#entries.get(key)
+    return entry && Math.max(entry.setAt, this.#through)
+  }
+
   /** When the earliest schedule fires next, or undefined when it holds none. */
   nextTime(): number | undefined {
     return this.#heap.peekTime()
@@ -96,7 +104,7 @@ export class ScheduleTable {
     const previous = this.#entries.get(key)
     const cron = this.#cache.acquire(spec.schedule, spec.timezone)
     if (previous) this.#cache.release(previous.cron)
-    const entry: Entry = { spec, cron }
+    const entry: Entry = { spec, cron, setAt: now }
     this.#entries.set(key, entry)
     const firing = this.#late(key, entry, since, now)
     this.#heap.set(key, cron.nextAfter(Math.max(now, spec.creationMs - 1)))

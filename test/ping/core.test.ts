@@ -186,6 +186,21 @@ describe('ScheduleTable', () => {
     assert.equal(table.nextTime(), at('2024-05-01T10:00:04Z'))
   })
 
+  it('a schedule set again (a new version) goes on from what it already handed out', () => {
+    const table = new ScheduleTable()
+    const t0 = at('2024-05-01T10:00:00.500Z')
+    table.due(t0)
+    const first = table.set(
+      'k',
+      spec('* * * * * *', { creationMs: t0 - 5_000 }),
+      t0 - 3_000,
+      at('2024-05-01T10:00:01.200Z')
+    )
+    assert.equal(first.ticks.length, 4)
+    const since = table.firedThrough('k')!
+    assert.deepEqual(table.set('k', spec('*/2 * * * * *'), since, at('2024-05-01T10:00:01.300Z')).ticks, [])
+  })
+
   it('shares one cron expression between schedules that have the same one', () => {
     const table = new ScheduleTable()
     for (let i = 0; i < 100; i++) table.set(`k${i}`, spec('* * * * *', { timezone: 'UTC' }), 0, 0)

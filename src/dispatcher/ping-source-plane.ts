@@ -1,0 +1,392 @@
+import type { PingSource } from '../api/index.ts'
+import { resolveDestination } from '../api/index.ts'
+import { resolveDeliveryPolicy } from '../delivery/index.ts'
+import type { Deliverer, DeliveryTarget } from '../delivery/index.ts'
+import { LogTailer } from '../kafka/index.ts'
+import type { LogRecord } from '../kafka/index.ts'
+import {
+  DEFAULT_LATE_POLICY,
+  PingEventBuilder,
+  ScheduleTable,
+  TickLedger,
+  TickTimer,
+  WatermarkBook,
+  compactWatermark,
+  latePolicyOf
+} from '../ping/index.ts'
+import type { Firing, LatePolicy, ScheduleSpec, ScheduleWatermark } from '../ping/index.ts'
+import { decodeValue, storeNames } from '../store/index.ts'
+import type { ContractRecord, StoredObject } from '../store/index.ts'
+import type { RunningDispatcher } from './dispatcher.ts'
+import { INCARNATION_HEADER } from './incarnation.ts'
+import type { DispatcherLog } from './log.ts'
+
+export interface PingSourcePlaneOptions {
+  /** The Kafka that holds Shoal's store. */
+  readonly brokers: readonly string[]
+  readonly prefix?: string
+  readonly dispatcherId: string
+  /** This process's incarnation: its own heartbeats are not a previous owner's. */
+  readonly incarnation: number
+  readonly livenessTimeoutMs: number
+  readonly serviceUrlTemplate: string
+  /** The dispatcher's one Deliverer, shared with the KafkaSource plane (connection caps per sink origin). */
+  readonly deliverer: Deliverer
+  /** What to do with missed ticks when a source's annotation does not say (default `all`). */
+  readonly latePolicy?: LatePolicy
+  /** Under `all`, the most missed ticks of one schedule fired in one go (default 100). */
+  readonly maxLateTicks?: number
+  readonly log: DispatcherLog
+  /** Wall clock, epoch ms (default Date.now). */
+  readonly now?: () => number
+}
+
+interface Running {
+  readonly resourceVersion: string
+  readonly builder: PingEventBuilder
+  readonly target: DeliveryTarget | undefined
+}
+
+/** How long a schedule this dispatcher gave up stays in its heartbeats' exceptions, for its next owner. */
+const RELEASE_HOLD_MS = 60_000
+/** How long a closing plane lets deliveries in flight finish before it aborts them (they are fired again). */
+const CLOSE_DRAIN_MS = 2_000
+
+/**
+ * The PingSource data plane of one dispatcher: the schedules in its contract in one ScheduleTable with one
+ * timer, each tick an event delivered through the dispatcher's shared Deliverer. It reads the sources' specs
+ * from the resources topic (the version its contract names, or later) and every dispatcher's heartbeat
+ * watermark from the members topic: a schedule that comes to it fires the ticks its previous owner missed,
+ * late and marked. Fenced, it fires nothing and aborts what is in flight; its watermark stays where it was.
+ */
+export class PingSourcePlane {
+  readonly #options: PingSourcePlaneOptions
+  readonly #now: () => number
+  readonly #resources = new Map<string, { offset: bigint; object: StoredObject }>()
+  readonly #resourcesTailer: LogTailer
+  readonly #membersTailer: LogTailer
+  readonly #membersTopic: string
+  readonly #book: WatermarkBook
+  readonly #table: ScheduleTable
+  readonly #ledger = new TickLedger()
+  readonly #timer: TickTimer
+  readonly #sources = new Map<string, Running>()
+  readonly #warned = new Set<string>()
+  readonly #inFlight = new Set<Promise<void>>()
+  #wanted: ReadonlyMap<string, ContractRecord> = new Map()
+  #running = false
+  #paused = false
+  #closed = false
+  #abort = new AbortController()
+  #applying: Promise<void> = Promise.resolve()
+
+  constructor(options: PingSourcePlaneOptions) {
+    this.#options = options
+    this.#now = options.now ?? Date.now
+    const names = storeNames(options.prefix)
+    this.#membersTopic = names.membersTopic
+    this.#book = new WatermarkBook({ livenessTimeoutMs: options.livenessTimeoutMs })
+    this.#table = new ScheduleTable(options.maxLateTicks === undefined ? {} : { maxLateTicks: options.maxLateTicks })
+    this.#timer = new TickTimer({ table: this.#table, now: this.#now, onFiring: firing => this.#fire(firing) })
+    this.#resourcesTailer = new LogTailer({
+      connection: { brokers: options.brokers, clientId: `shoal-${options.dispatcherId}-ping-resources` },
+      topics: [names.resourcesTopic],
+      onRecord: record => this.#onResource(record),
+      onError: error => options.log('warn', 'reading the sources failed; retrying', { error: String(error) })
+    })
+    this.#membersTailer = new LogTailer({
+      connection: { brokers: options.brokers, clientId: `shoal-${options.dispatcherId}-ping-members` },
+      topics: [names.membersTopic],
+      onRecord: record => this.#onMember(record),
+      onError: error => options.log('warn', 'reading the members topic failed; retrying', { error: String(error) })
+    })
+  }
+
+  async start(): Promise<void> {
+    await Promise.all([this.#resourcesTailer.start(), this.#membersTailer.start()])
+  }
+
+  /** Runs what the contract says (or nothing, while the dispatcher is fenced). */
+  apply(contract: ReadonlyMap<string, ContractRecord>, running: boolean): void {
+    if (this.#closed) return
+    this.#wanted = new Map([...contract].filter(([key]) => key.startsWith('PingSource/')))
+    this.#running = running
+    this.#schedule()
+  }
+
+  /**
+   * The watermark for this dispatcher's next heartbeat: fired through, and the schedules handled less far
+   * (ticks in flight, schedules given up lately or not started yet). Undefined before it first fired.
+   */
+  watermark(): ScheduleWatermark | undefined {
+    const through = this.#table.through
+    if (!Number.isFinite(through)) return undefined
+    const pending = new Map<string, number>()
+    for (const key of this.#wanted.keys()) {
+      if (this.#sources.has(key)) continue
+      // In its contract, not running yet: whoever comes next must not take `through` for it.
+      pending.set(key, this.#sinceFor(key, this.#resources.get(key)?.object) ?? 0)
+    }
+    return compactWatermark(through, this.#ledger.exceptions(through, this.#now(), pending))
+  }
+
+  /** Schedules running, and ticks out but not handled. */
+  status(): { readonly schedules: number; readonly expressions: number; readonly openSchedules: number } {
+    return {
+      schedules: this.#table.size,
+      expressions: this.#table.distinctExpressions,
+      openSchedules: this.#ledger.openKeys
+    }
+  }
+
+  /** Stops firing, lets deliveries in flight finish for a moment, aborts the rest (fired again by the next owner). */
+  async close(): Promise<void> {
+    this.#closed = true
+    this.#running = false
+    this.#timer.stop()
+    await this.#applying
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([
+      Promise.all(this.#inFlight),
+      new Promise(resolve => (timer = setTimeout(resolve, CLOSE_DRAIN_MS)))
+    ])
+    clearTimeout(timer)
+    this.#abort.abort()
+    await Promise.all(this.#inFlight)
+    await Promise.all([this.#resourcesTailer.close(), this.#membersTailer.close()])
+  }
+
+  #onResource(record: LogRecord): void {
+    const key = record.key?.toString('utf8')
+    if (!key?.startsWith('PingSource/')) return
+    const decoded = decodeValue(record.value, record.headers)
+    if (decoded.kind === 'tombstone') this.#resources.delete(key)
+    else if (decoded.kind === 'value') {
+      this.#resources.set(key, { offset: record.offset, object: (decoded.value as { object: StoredObject }).object })
+    }
+    if (this.#wanted.has(key)) this.#schedule()
+  }
+
+  #onMember(record: LogRecord): void {
+    const id = record.key?.toString()
+    if (id === undefined) return
+    const decoded = decodeValue(record.value, record.headers)
+    if (decoded.kind === 'unreadable') return
+    const header = record.headers.get(INCARNATION_HEADER)?.toString()
+    const tombstoneIncarnation = header === undefined ? Number.NaN : Number(header)
+    this.#book.apply({
+      id,
+      value: decoded.kind === 'tombstone' ? 'tombstone' : decoded.value,
+      appendTimeMs: Number(record.timestamp),
+      ...(Number.isSafeInteger(tombstoneIncarnation) ? { tombstoneIncarnation } : {})
+    })
+  }
+
+  #schedule(): void {
+    this.#applying = this.#applying
+      .then(() => this.#reconcile())
+      .catch(error => this.#options.log('error', 'applying the contract failed', { error: String(error) }))
+  }
+
+  async #reconcile(): Promise<void> {
+    if (!this.#running) {
+      this.#pause()
+      return
+    }
+    const now = this.#now()
+    const through = this.#table.through
+    for (const key of [...this.#sources.keys()]) {
+      if (this.#wanted.has(key)) continue
+      // Moved away: hold its final watermark in heartbeats for its next owner; ticks in flight finish.
+      this.#ledger.release(key, this.#ledger.watermarkOf(key, through), now + RELEASE_HOLD_MS)
+      this.#ledger.forget(key)
+      this.#table.delete(key)
+      this.#sources.delete(key)
+    }
+    const fresh: Array<[string, StoredObject, string]> = []
+    for (const [key, placement] of this.#wanted) {
+      const object = this.#specAt(key, placement.resourceVersion)
+      if (!object) continue // its spec has not been read yet: the resources record will call us again
+      const running = this.#sources.get(key)
+      if (running === undefined) fresh.push([key, object, placement.resourceVersion])
+      else if (running.resourceVersion !== placement.resourceVersion) {
+        // A new version of a schedule it runs: nothing was missed, it goes on from where the table is.
+        this.#start(key, object, placement.resourceVersion, this.#table.firedThrough(key) ?? now, now)
+      }
+    }
+    if (fresh.length > 0) {
+      // Read every heartbeat appended so far: the previous owner's last watermark is among them.
+      await this.#membersTailer.barrier([{ topic: this.#membersTopic }]).catch(error => {
+        this.#options.log('warn', 'reading the members topic up to date failed; using what was read', {
+          error: String(error)
+        })
+      })
+      if (!this.#running) return this.#pause()
+      const at = this.#now()
+      for (const [key, object, resourceVersion] of fresh) {
+        if (!this.#wanted.has(key) || this.#sources.has(key)) continue
+        const since = this.#ledger.reclaim(key) ?? this.#sinceFor(key, object) ?? at
+        this.#start(key, object, resourceVersion, since, at)
+      }
+    }
+    if (this.#paused) this.#resume()
+    this.#timer.start()
+    this.#timer.rearm()
+  }
+
+  // Through when the schedule was handled before it came here: its previous owner's watermark, else (never
+  // fired anywhere) just before its creation — a tick that fell while it was being placed is not lost.
+  #sinceFor(key: string, object: StoredObject | undefined): number | undefined {
+    const fromBook = this.#book.sinceFor(key, {
+      id: this.#options.dispatcherId,
+      incarnation: this.#options.incarnation
+    })
+    if (fromBook !== undefined) return fromBook
+    const created = object === undefined ? Number.NaN : Date.parse(object.metadata.creationTimestamp)
+    return Number.isFinite(created) ? created - 1 : undefined
+  }
+
+  #start(key: string, object: StoredObject, resourceVersion: string, since: number, now: number): void {
+    const source = object as unknown as PingSource
+    const { policy, invalid } = latePolicyOf(
+      source.metadata.annotations,
+      this.#options.latePolicy ?? DEFAULT_LATE_POLICY
+    )
+    if (invalid !== undefined)
+      this.#warnOnce(
+        `${key}@${resourceVersion}:policy`,
+        `${key}: late-ticks annotation "${invalid}" is not all, last or none; using ${policy}`
+      )
+    const spec: ScheduleSpec = {
+      schedule: source.spec.schedule,
+      ...(source.spec.timezone === undefined ? {} : { timezone: source.spec.timezone }),
+      creationMs: Date.parse(object.metadata.creationTimestamp),
+      latePolicy: policy
+    }
+    const target = this.#targetOf(key, source, resourceVersion)
+    this.#sources.set(key, {
+      resourceVersion,
+      target,
+      builder: new PingEventBuilder({
+        namespace: source.metadata.namespace,
+        name: source.metadata.name,
+        uid: object.metadata.uid,
+        ...(source.spec.contentType === undefined ? {} : { contentType: source.spec.contentType }),
+        ...(source.spec.data === undefined ? {} : { data: source.spec.data }),
+        ...(source.spec.dataBase64 === undefined ? {} : { dataBase64: source.spec.dataBase64 }),
+        ...(source.spec.ceOverrides?.extensions === undefined ? {} : { extensions: source.spec.ceOverrides.extensions })
+      })
+    })
+    let firing: Firing
+    try {
+      firing = this.#table.set(key, spec, since, now)
+    } catch (error) {
+      this.#sources.delete(key)
+      this.#warnOnce(`${key}@${resourceVersion}:schedule`, `${key}: cannot run its schedule: ${String(error)}`)
+      return
+    }
+    this.#fire(firing)
+  }
+
+  #targetOf(key: string, source: PingSource, resourceVersion: string): DeliveryTarget | undefined {
+    const resolved = resolveDestination(source.spec.sink, source.metadata.namespace, {
+      serviceUrlTemplate: this.#options.serviceUrlTemplate
+    })
+    if (resolved.kind === 'unresolved') {
+      this.#warnOnce(
+        `${key}@${resourceVersion}:sink`,
+        `${key}: spec.sink does not resolve, its ticks are dropped: ${resolved.message}`
+      )
+      return undefined
+    }
+    const caCerts = source.spec.sink.CACerts
+    // A PingSource has no delivery spec (Knative's has none either): Shoal's delivery defaults apply.
+    return Object.freeze({
+      sourceKey: key,
+      sink: Object.freeze({ uri: resolved.uri, ...(caCerts === undefined ? {} : { caCerts }) }),
+      policy: resolveDeliveryPolicy(undefined)
+    })
+  }
+
+  #fire(firing: Firing): void {
+    for (const key of firing.truncated) {
+      this.#options.log('warn', 'missed ticks beyond the late-tick limit were skipped', { source: key })
+    }
+    const signal = this.#abort.signal
+    for (const tick of firing.ticks) {
+      const source = this.#sources.get(tick.key)
+      if (source?.target === undefined) continue
+      const event = source.builder.event(tick.at, tick.late)
+      this.#ledger.begin(tick.key, tick.at)
+      const delivery = this.#options.deliverer.deliver(event, source.target, signal).then(outcome => {
+        // An aborted tick stays open: the watermark stays below it, so it is fired again.
+        if (outcome.kind === 'aborted') return
+        this.#ledger.end(tick.key, tick.at)
+        if (outcome.kind === 'dropped') {
+          this.#options.log('warn', 'a tick was dropped', {
+            source: tick.key,
+            tick: event.attributes.time,
+            reason: outcome.reason
+          })
+        }
+      })
+      this.#inFlight.add(delivery)
+      void delivery.finally(() => this.#inFlight.delete(delivery))
+    }
+  }
+
+  #pause(): void {
+    this.#timer.stop()
+    if (this.#paused) return
+    this.#paused = true
+    this.#timer.stop()
+    this.#abort.abort()
+    this.#abort = new AbortController()
+  }
+
+  // Fenced no more: every schedule fires what it missed since its own watermark (ticks aborted at the fence too).
+  #resume(): void {
+    this.#paused = false
+    const through = this.#table.through
+    const since = new Map<string, number>()
+    for (const key of this.#table.keys()) since.set(key, this.#ledger.watermarkOf(key, through))
+    for (const key of since.keys()) this.#ledger.forget(key)
+    this.#fire(this.#table.resume(this.#now(), key => since.get(key) ?? through))
+  }
+
+  /** The source as stored at the contract's resourceVersion or later. */
+  #specAt(key: string, resourceVersion: string): StoredObject | undefined {
+    const stored = this.#resources.get(key)
+    return stored && stored.offset >= BigInt(resourceVersion) ? stored.object : undefined
+  }
+
+  #warnOnce(id: string, message: string): void {
+    if (this.#warned.has(id)) return
+    this.#warned.add(id)
+    this.#options.log('warn', message)
+  }
+}
+
+/**
+ * Starts the PingSource data plane of a running dispatcher, keeps it in step with the contract and fencing,
+ * and puts its watermark into the dispatcher's heartbeats. Close it before the dispatcher.
+ */
+export async function startPingSourcePlane(
+  dispatcher: RunningDispatcher,
+  options: Omit<PingSourcePlaneOptions, 'dispatcherId' | 'incarnation' | 'livenessTimeoutMs'>
+): Promise<PingSourcePlane> {
+  const plane = new PingSourcePlane({
+    ...options,
+    dispatcherId: dispatcher.id,
+    incarnation: dispatcher.incarnation,
+    livenessTimeoutMs: dispatcher.livenessTimeoutMs
+  })
+  await plane.start()
+  const apply = () => plane.apply(dispatcher.contract, dispatcher.running)
+  dispatcher.on('contract', apply)
+  dispatcher.on('fenced', apply)
+  dispatcher.on('unfenced', apply)
+  dispatcher.reportWatermark(() => plane.watermark())
+  apply()
+  return plane
+}
