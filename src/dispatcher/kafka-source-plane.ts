@@ -6,6 +6,7 @@ import { SourceRunner } from '../source/index.ts'
 import type { Deliver, Outcome, SourceRecord } from '../source/index.ts'
 import { decodeValue, storeNames } from '../store/index.ts'
 import type { ContractRecord, StoredObject } from '../store/index.ts'
+import { DeliveryErrorReporter } from './delivery-error-reporter.ts'
 import type { RunningDispatcher } from './dispatcher.ts'
 import type { DispatcherLog } from './log.ts'
 
@@ -51,6 +52,8 @@ export class KafkaSourcePlane {
   readonly #resources = new Map<string, { offset: bigint; object: StoredObject }>()
   readonly #tailer: LogTailer
   readonly #deliverer: Deliverer
+  /** Each source's last delivery error, for its status (DESIGN: records stay small — one per source). */
+  readonly #errors: DeliveryErrorReporter
   readonly #runners = new Map<string, Running>()
   #wanted: ReadonlyMap<string, ContractRecord> = new Map()
   #running = false
@@ -77,16 +80,23 @@ export class KafkaSourcePlane {
       },
       onError: error => options.log('warn', 'reading the sources failed; retrying', { error: String(error) })
     })
+    this.#errors = new DeliveryErrorReporter({
+      connection: { brokers: options.brokers, clientId: `shoal-${options.dispatcherId}` },
+      ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
+      dispatcher: options.dispatcherId,
+      ...(options.observer === undefined ? {} : { next: options.observer })
+    })
     this.#deliverer = new Deliverer({
       ...(options.maxConnectionsPerOrigin === undefined
         ? {}
         : { maxConnectionsPerOrigin: options.maxConnectionsPerOrigin }),
-      ...(options.observer === undefined ? {} : { observer: options.observer })
+      observer: this.#errors
     })
   }
 
   async start(): Promise<void> {
     await this.#tailer.start()
+    await this.#errors.start()
   }
 
   /** Runs what the contract says (or nothing, while the dispatcher is fenced). */
@@ -102,6 +112,7 @@ export class KafkaSourcePlane {
     this.#schedule()
     await this.#applying
     await this.#deliverer.close()
+    await this.#errors.close()
     await this.#tailer.close()
   }
 
@@ -198,6 +209,7 @@ export class KafkaSourcePlane {
     return async (record: SourceRecord, signal: AbortSignal, wireSignal: AbortSignal): Promise<Outcome> => {
       if (resolution.kind === 'unresolved') {
         // Not handled: the runner retries it, so nothing is lost while the sink cannot be resolved.
+        this.#errors.note(key, `the sink cannot be resolved: ${resolution.field}: ${resolution.reason}`)
         throw new Error(`${key}: ${resolution.field}: ${resolution.reason}`)
       }
       const target: DeliveryTarget = resolution.target
