@@ -1,0 +1,147 @@
+import assert from 'node:assert/strict'
+import { once } from 'node:events'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { describe, it } from 'node:test'
+import { ensureTopics } from '../../src/kafka/index.ts'
+import { brokers, eventually, http, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import type { ControllerProcess } from '../helpers/controllers.ts'
+import { startDispatcherProcess } from '../helpers/dispatchers.ts'
+import type { DispatcherProcess } from '../helpers/dispatchers.ts'
+import { KS, RecordingProducer, cli, condition, kafkaSource, sourceAt } from '../autoscale/harness.ts'
+
+const LIVENESS = ['--liveness-timeout', '3s']
+const SOURCES = 12
+const PARTITIONS = 4
+const AUTOSCALED = new Set([0, 1])
+
+interface Replica {
+  replicaId: string
+  url: string
+  generation: number
+  leader: boolean
+}
+
+async function replicas(url: string): Promise<Replica[]> {
+  const view = (await http('GET', `${url}/internal/v1/controllers`)).body as { replicas: Replica[] }
+  const newest = Math.max(...view.replicas.map(r => r.generation))
+  return view.replicas.filter(r => r.generation === newest)
+}
+
+// Scaled to what runs on a 2-core machine next to other tests: 3 controllers, 3 dispatchers (one per zone), 12
+// sources on one topic (each its own consumer group; two of them autoscaled), 600 records each.
+describe('the scheduler leader SIGKILLed mid-stream', () => {
+  it('is replaced, every source is Ready again, and no record is lost', async () => {
+    const prefix = uniquePrefix('leader-kill')
+    const topic = `${prefix}-topic`
+    await ensureTopics({ brokers: brokers().split(','), clientId: 'leader-kill' }, [
+      { name: topic, partitions: PARTITIONS, configs: {} }
+    ])
+    // One sink; each source posts to its own path, so a delivery is (source, ce-id).
+    const seen = new Map<string, number>()
+    const sink = createServer((req, res) => {
+      req.resume()
+      req.on('end', () => {
+        const id = `${req.url}|${String(req.headers['ce-id'])}`
+        seen.set(id, (seen.get(id) ?? 0) + 1)
+        res.writeHead(202).end()
+      })
+    })
+    sink.listen(0, '127.0.0.1')
+    await once(sink, 'listening')
+    const sinkUrl = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`
+    const producer = new RecordingProducer()
+    const controllers: ControllerProcess[] = []
+    const dispatchers: DispatcherProcess[] = []
+    try {
+      controllers.push(...(await Promise.all([0, 1, 2].map(() => startControllerProcess(prefix, LIVENESS)))))
+      await eventually(
+        async () => ((await replicas(controllers[0]!.url)).length === 3 ? true : undefined),
+        60_000,
+        'three controllers in the group'
+      )
+      for (const [i, zone] of ['a', 'b', 'c'].entries()) {
+        dispatchers.push(await startDispatcherProcess(prefix, `dispatcher-${i}`, zone, `${zone}-1`, 10, LIVENESS))
+      }
+      const names = Array.from({ length: SOURCES }, (_, i) => `s${i}`)
+      for (const [i, name] of names.entries()) {
+        const manifest = kafkaSource(name, topic, `${sinkUrl}/${name}`, {
+          consumers: 1 + (i % 2),
+          initialOffset: 'earliest',
+          ...(AUTOSCALED.has(i)
+            ? {
+                annotations: {
+                  'autoscaling.eventing.knative.dev/class': 'keda.autoscaling.knative.dev',
+                  'autoscaling.eventing.knative.dev/min-scale': '1',
+                  'autoscaling.eventing.knative.dev/lag-threshold': '50'
+                }
+              }
+            : {})
+        })
+        const created = await http('POST', `${controllers[i % 3]!.url}${KS}`, manifest)
+        assert.equal(created.status, 201, JSON.stringify(created.body))
+      }
+      const allReady = async (url: string) => {
+        for (const name of names) if (condition(await sourceAt(url, name), 'Ready') !== 'True') return undefined
+        return true
+      }
+      await eventually(() => allReady(controllers[0]!.url), 90_000, 'every source Ready')
+
+      await producer.produce(topic, PARTITIONS, 300)
+      await eventually(async () => (seen.size >= 600 ? true : undefined), 60_000, 'the stream flowing')
+
+      const leader = (await replicas(controllers[0]!.url)).find(r => r.leader)
+      assert.ok(leader, 'a leader before the kill')
+      const victim = controllers.find(c => c.url === leader.url)!
+      await victim.stop('SIGKILL')
+      const survivors = controllers.filter(c => c !== victim)
+      await producer.produce(topic, PARTITIONS, 300)
+
+      // A new leader among the survivors, shown by `shoal get controllers`.
+      const next = await eventually(
+        async () => {
+          const current = await replicas(survivors[0]!.url)
+          const found = current.find(r => r.leader)
+          return current.length === 2 && found && found.replicaId !== leader.replicaId ? found : undefined
+        },
+        60_000,
+        'a new leader'
+      )
+      const table = await cli(survivors[1]!.url, 'get', 'controllers')
+      assert.equal(table.code, 0, table.stderr)
+      assert.match(table.stdout, new RegExp(`${next.replicaId}\\s.*\\syes\\s`))
+
+      // Nothing lost: every record produced, before and during the failover, reached every source's sink.
+      const expected = names.flatMap(name => [...producer.produced].map(id => `/${name}|${id}`))
+      await eventually(
+        async () => (expected.every(id => seen.has(id)) ? true : undefined),
+        120_000,
+        'every record at every source’s sink'
+      )
+      const lost = expected.filter(id => !seen.has(id)).length
+      const duplicates = [...seen.values()].reduce((d, n) => d + n - 1, 0)
+      console.log(`# ${expected.length} deliveries expected, lost ${lost}, duplicates ${duplicates}`)
+      assert.equal(lost, 0)
+      await eventually(() => allReady(survivors[0]!.url), 60_000, 'every source Ready after the failover')
+
+      // The new leader schedules: a source created now is placed and delivers.
+      const created = await http(
+        'POST',
+        `${survivors[0]!.url}${KS}`,
+        kafkaSource('late', topic, `${sinkUrl}/late`, { initialOffset: 'earliest' })
+      )
+      assert.equal(created.status, 201, JSON.stringify(created.body))
+      await eventually(
+        async () => ([...producer.produced].every(id => seen.has(`/late|${id}`)) ? true : undefined),
+        60_000,
+        'the new source delivering'
+      )
+    } finally {
+      await producer.close()
+      await Promise.all(controllers.map(c => c.stop()))
+      await Promise.all(dispatchers.map(d => d.stop()))
+      sink.closeAllConnections()
+      sink.close()
+    }
+  })
+})
