@@ -54,8 +54,10 @@ export const dispatcherSchema = deepFreeze({
 let validate: ReturnType<Ajv['compile']> | undefined
 
 /** Validates a Dispatcher manifest (cluster-wide: no namespace) and returns it defaulted and frozen. */
-export function validateDispatcher(input: Record<string, unknown>): DispatcherResource {
+export function validateDispatcher(given: Record<string, unknown>): DispatcherResource {
   validate ??= new Ajv({ allErrors: true, strict: true, allowUnionTypes: true }).compile(dispatcherSchema)
+  // An empty namespace is no namespace (as kubectl reads it): what validation stores, and a replica forwards.
+  const input = withoutEmptyNamespace(given)
   const fields: FieldError[] = []
   if (!validate(input)) {
     for (const e of validate.errors ?? []) {
@@ -108,4 +110,13 @@ export function validateObject(input: unknown): ShoalResource {
     return validateDispatcher(input as Record<string, unknown>)
   }
   return validateResource(input)
+}
+
+function withoutEmptyNamespace(input: Record<string, unknown>): Record<string, unknown> {
+  const metadata = input['metadata']
+  if (typeof metadata !== 'object' || metadata === null || (metadata as { namespace?: unknown }).namespace !== '') {
+    return input
+  }
+  const { namespace: _empty, ...rest } = metadata as Record<string, unknown>
+  return { ...input, metadata: rest }
 }

@@ -2,6 +2,7 @@ import { parseAllDocuments } from 'yaml'
 import type { YAMLError } from 'yaml'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
 import type { FieldError } from '../errors/index.ts'
+import { nestingDepthBound } from './nesting-depth.ts'
 import { isRecord } from './semantic-checks.ts'
 
 /** The largest manifest text parseManifests accepts unless told otherwise: 1 MiB. */
@@ -10,6 +11,8 @@ export const DEFAULT_MAX_MANIFEST_BYTES = 1024 * 1024
 // Aliases are legal YAML, but a few nested ones expand exponentially ("billion laughs"); real manifests use few.
 const MAX_ALIAS_COUNT = 50
 const MAX_REPORTED_ERRORS = 20
+// Far above any real manifest (validation refuses more than 64 levels anyway), far below what slows the parser.
+const MAX_NESTING_DEPTH = 200
 
 export interface ParseManifestsOptions {
   /** Refuse texts larger than this many UTF-8 bytes (SHOAL_TOO_LARGE). Default 1 MiB. */
@@ -27,6 +30,13 @@ export function parseManifests(text: string, options: ParseManifestsOptions = {}
     throw new ShoalError(
       ErrorCodes.TOO_LARGE,
       `manifest is ${Buffer.byteLength(text, 'utf8')} bytes; the limit is ${maxBytes} bytes`
+    )
+  }
+  const depth = nestingDepthBound(text)
+  if (depth > MAX_NESTING_DEPTH) {
+    throw new ShoalError(
+      ErrorCodes.MALFORMED,
+      `manifest nests ${depth} levels deep (counting brackets and compact "- " items); the limit is ${MAX_NESTING_DEPTH}`
     )
   }
   const documents = parseAllDocuments(text.replace(/^\uFEFF/, ''), {

@@ -127,7 +127,13 @@ export class ApiServer {
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://localhost')
+    // The request target is a path: `//x` must not be read as a host, and what does not parse is a 400.
+    const requestTarget = req.url ?? '/'
+    const url =
+      requestTarget.startsWith('/') && URL.canParse(`http://localhost${requestTarget}`)
+        ? new URL(`http://localhost${requestTarget}`)
+        : undefined
+    if (url === undefined) return this.#send(res, failure(400, 'BadRequest', 'the request target must be a path'))
     const path = url.pathname.replace(/\/+$/, '') || '/'
     const method = req.method ?? 'GET'
     if (path === '/healthz') return this.#text(res, 200, 'ok')
@@ -476,7 +482,15 @@ export class ApiServer {
   #json(res: ServerResponse, code: number, body: unknown, headers: Record<string, string> = {}): void {
     if (res.headersSent) return
     const text = JSON.stringify(body)
-    res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers })
+    // An answer given before the body was read (refused, unknown path): close the connection, so the client's
+    // next request never meets the reset that discarding the rest of the body would cause.
+    const close = res.req.complete ? {} : { connection: 'close' }
+    res.writeHead(code, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(text),
+      ...headers,
+      ...close
+    })
     res.end(text)
   }
 
