@@ -20,6 +20,8 @@ import type { Logger } from './logger.ts'
 import { isDispatcherKind, presentDispatcher, presentSource, sourceStatus } from './presentation.ts'
 import type { LiveDispatcher } from './presentation.ts'
 import { DeliveryErrors } from './delivery-errors.ts'
+import { startObservability } from './observability.ts'
+import type { Observability } from './observability.ts'
 import { SchedulerLeader } from './scheduler-leader.ts'
 import { sourceOffsets } from './source-operations.ts'
 import { SourceReconciler } from './source-reconciler.ts'
@@ -124,6 +126,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
     log: logTo
   })
   let leader: SchedulerLeader
+  let observability: Observability | undefined
   const deliveryErrors = new DeliveryErrors(connection, store.names, (message, error) =>
     log.warn({ error: String(error) }, message)
   )
@@ -131,7 +134,14 @@ export async function startController(options: ControllerOptions): Promise<Runni
     await deliveryErrors.start()
     lastDeliveryError = key => deliveryErrors.lastOf(key)
     await members.start()
-    leader = new SchedulerLeader({ connection, store, members, config, log: logTo })
+    leader = new SchedulerLeader({
+      connection,
+      store,
+      members,
+      config,
+      log: logTo,
+      onPass: seconds => observability?.observePass(seconds)
+    })
   } catch (error) {
     await members.close().catch(() => undefined)
     await deliveryErrors.close().catch(() => undefined)
@@ -140,6 +150,20 @@ export async function startController(options: ControllerOptions): Promise<Runni
     throw error
   }
   liveDispatchers = () => members.members().map(liveDispatcherOf)
+  // /metrics and the /ui dashboard, served on the API's port (docs/metrics.md, docs/ui.md).
+  const observed = startObservability({
+    replicaId,
+    store,
+    members: () => members.members(),
+    present: entry => presentSource(entry, serviceUrlTemplate, id => liveById(id)?.zone, lastDeliveryError(entry.key)),
+    log: logTo
+  })
+  observability = observed
+  server.mount((req, res, path) => observed.handle(req, res, path))
+  // An event stream lasts as long as the page is open: no request latency.
+  server.observe((method, path, status, seconds) => {
+    if (path !== '/ui/events') observed.observeRequest(method, path, status, seconds)
+  })
   server.attach(
     store,
     {
@@ -160,6 +184,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
     async close() {
       const closing = server.close()
       reconciler.stop()
+      await observed.close()
       await leader.stop()
       await members.close()
       await deliveryErrors.close()

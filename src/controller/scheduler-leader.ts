@@ -34,6 +34,8 @@ export interface SchedulerLeaderOptions {
   readonly config: SchedulerConfig
   /** Wait this long after a change before a pass, so a burst of changes makes one pass. */
   readonly debounceMs?: number
+  /** Told how long each scheduling pass took, in seconds (the controller's metrics). */
+  readonly onPass?: (seconds: number) => void
   readonly log: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void
 }
 
@@ -297,8 +299,14 @@ export class LeaderTerm {
     if (this.#stopped || this.#timer) return
     this.#timer = setTimeout(() => {
       this.#timer = undefined
-      this.#running = this.#running.then(() => this.#pass()).catch(error => this.#onFailure(error))
+      this.#running = this.#running.then(() => this.#timedPass()).catch(error => this.#onFailure(error))
     }, delay)
+  }
+
+  async #timedPass(): Promise<void> {
+    const started = performance.now()
+    await this.#pass()
+    this.#options.onPass?.((performance.now() - started) / 1000)
   }
 
   async #pass(): Promise<void> {

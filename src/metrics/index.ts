@@ -12,3 +12,9 @@ export {
   SourceMetrics
 } from './source-metrics.ts'
 export type { SourceActivity, SourceMetricsOptions, StatusClassLabel } from './source-metrics.ts'
+export { CONTROL_DURATION_BUCKETS, ControllerMetrics, routeOf } from './controller-metrics.ts'
+export type { ControllerMetricsOptions, ControllerView, RouteLabel, SourcePlacementView } from './controller-metrics.ts'
+export { lagOf, partitionKey, ratesBetween } from './lag.ts'
+export type { LagFigures, LagSample } from './lag.ts'
+export { DEFAULT_LAG_HISTORY_MS, DEFAULT_LAG_INTERVAL_MS, LagMonitor } from './lag-monitor.ts'
+export type { LagMonitorOptions, LagReading, LagTarget } from './lag-monitor.ts'

@@ -42,6 +42,12 @@ export interface ApiServerOptions {
   readonly tls?: ApiTls
 }
 
+/** Answers a request for a path it serves and returns true, or returns false and leaves the response alone. */
+export type PathHandler = (req: IncomingMessage, res: ServerResponse, path: string) => boolean
+
+/** Told of each response once it is sent: method, path, status and seconds taken. */
+export type RequestObserver = (method: string, path: string, status: number, seconds: number) => void
+
 /** The scheduler leader's rebalance operations, on the replica that leads. */
 export interface Rebalancer {
   propose(): Promise<unknown>
@@ -79,6 +85,8 @@ export class ApiServer {
   readonly #peers: Peers
   #store: ResourceStore | undefined
   #rebalancer: Rebalancer | undefined
+  readonly #mounted: PathHandler[] = []
+  #observer: RequestObserver | undefined
   #offsets: OffsetOperations | undefined
   #url = ''
 
@@ -126,6 +134,16 @@ export class ApiServer {
     this.#offsets = offsets
   }
 
+  /** Serves more paths (a controller's /metrics and /ui) ahead of the API's own; a handler returns false to pass. */
+  mount(handler: PathHandler): void {
+    this.#mounted.push(handler)
+  }
+
+  /** Hears of every answered request, with how long it took. */
+  observe(observer: RequestObserver): void {
+    this.#observer = observer
+  }
+
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     // The request target is a path: `//x` must not be read as a host, and what does not parse is a 400.
     const requestTarget = req.url ?? '/'
@@ -136,7 +154,10 @@ export class ApiServer {
     if (url === undefined) return this.#send(res, failure(400, 'BadRequest', 'the request target must be a path'))
     const path = url.pathname.replace(/\/+$/, '') || '/'
     const method = req.method ?? 'GET'
+    const started = performance.now()
+    res.once('finish', () => this.#observer?.(method, path, res.statusCode, (performance.now() - started) / 1000))
     if (path === '/healthz') return this.#text(res, 200, 'ok')
+    for (const mounted of this.#mounted) if (mounted(req, res, path)) return
     const store = this.#store
     if (!store) return this.#send(res, failure(503, 'ServiceUnavailable', 'the controller is starting; retry'))
     if (path === '/readyz') {
