@@ -84,16 +84,18 @@ export class Deliverer {
    * `aborted` means the caller stopped it first (the event must be delivered again later). `signal` stops it
    * from sending anything more — waiting for a connection slot or a retry ends at once — while a request on
    * the wire may still be answered (and that answer counts); `wireSignal` (by default `signal`) cuts that
-   * request short too.
+   * request short too. `fetchedAt` (`performance.now()` when the record was fetched) makes the first attempt
+   * report its dispatch delay (AttemptInfo.dispatchDelayMs).
    */
   async deliver(
     event: CloudEvent,
     target: DeliveryTarget,
     signal?: AbortSignal,
-    wireSignal: AbortSignal | undefined = signal
+    wireSignal: AbortSignal | undefined = signal,
+    fetchedAt?: number
   ): Promise<DeliveryOutcome> {
     const started = performance.now()
-    const outcome = await this.#deliver(event, target, { signal, wireSignal })
+    const outcome = await this.#deliver(event, target, { signal, wireSignal }, fetchedAt)
     this.#observer.onOutcome?.({ sourceKey: target.sourceKey, outcome, latencyMs: performance.now() - started })
     return outcome
   }
@@ -121,11 +123,26 @@ export class Deliverer {
     await this.#client.close()
   }
 
-  async #deliver(event: CloudEvent, target: DeliveryTarget, stop: Stop): Promise<DeliveryOutcome> {
+  async #deliver(
+    event: CloudEvent,
+    target: DeliveryTarget,
+    stop: Stop,
+    fetchedAt: number | undefined
+  ): Promise<DeliveryOutcome> {
     const { policy, sourceKey } = target
     let attempts = 0
     for (;;) {
-      const result = await this.#attempt(sourceKey, 'sink', target.sink, event, policy.timeoutMs, attempts + 1, stop)
+      const since = attempts === 0 ? fetchedAt : undefined
+      const result = await this.#attempt(
+        sourceKey,
+        'sink',
+        target.sink,
+        event,
+        policy.timeoutMs,
+        attempts + 1,
+        stop,
+        since
+      )
       if (result === undefined) return { kind: 'aborted', attempts, deadLetterAttempts: 0 }
       attempts++
       if (result.kind === 'response') {
@@ -210,6 +227,7 @@ export class Deliverer {
   }
 
   // One attempt, reported to the observer; undefined when the caller stopped it before or during the request.
+  // With `fetchedAt`, the report carries the dispatch delay (fetched → request written), once it was written.
   async #attempt(
     sourceKey: string,
     endpoint: Endpoint,
@@ -217,7 +235,8 @@ export class Deliverer {
     event: CloudEvent,
     timeoutMs: number,
     attempt: number,
-    stop: Stop
+    stop: Stop,
+    fetchedAt?: number
   ): Promise<AttemptResult | undefined> {
     if (stop.signal?.aborted === true) return undefined
     let result: AttemptResult
@@ -233,7 +252,10 @@ export class Deliverer {
       endpoint,
       attempt,
       ...(result.kind === 'response' ? { status: result.status } : { error: result.error }),
-      durationMs: result.durationMs
+      durationMs: result.durationMs,
+      ...(fetchedAt === undefined || result.sentAt === undefined
+        ? {}
+        : { dispatchDelayMs: Math.max(0, result.sentAt - fetchedAt) })
     })
     return result
   }

@@ -18,6 +18,12 @@ export interface AttemptInfo {
   readonly error?: string
   /** From the request being sent (a connection slot held) to its answer. */
   readonly durationMs: number
+  /**
+   * The first sink attempt of a record whose fetch time is known, once its request was written: from the record
+   * being fetched to its request handed to the socket (queueing in the delivery window and for a connection
+   * slot, mapping, and connecting included).
+   */
+  readonly dispatchDelayMs?: number
 }
 
 export interface RetryInfo {

@@ -22,8 +22,10 @@ export type AttemptResult =
       /** The start of a non-2xx response body (up to the error data limit); empty for 2xx. */
       readonly body: Buffer
       readonly durationMs: number
+      /** When the request was handed to its socket (`performance.now()`); absent if it never was. */
+      readonly sentAt?: number
     }
-  | { readonly kind: 'error'; readonly error: string; readonly durationMs: number }
+  | { readonly kind: 'error'; readonly error: string; readonly durationMs: number; readonly sentAt?: number }
 
 export interface SinkClientOptions {
   readonly maxConnectionsPerOrigin: number
@@ -170,6 +172,7 @@ class Attempt implements Dispatcher.DispatchHandler {
   #retryAfter: string | undefined
   #chunks: Buffer[] | undefined
   #size = 0
+  #sentAt = -1
 
   constructor(limit: number) {
     this.#limit = limit
@@ -185,21 +188,25 @@ class Attempt implements Dispatcher.DispatchHandler {
 
   /** The error result for `error` (or for the abort reason, when the attempt was aborted). */
   failed(error: unknown): AttemptResult {
-    const result: AttemptResult = {
-      kind: 'error',
-      error: describe(this.#reason ?? error),
-      durationMs: performance.now() - this.#started
-    }
+    const message = describe(this.#reason ?? error)
+    const durationMs = performance.now() - this.#started
+    const result: AttemptResult =
+      this.#sentAt < 0
+        ? { kind: 'error', error: message, durationMs }
+        : { kind: 'error', error: message, durationMs, sentAt: this.#sentAt }
     this.#settle(result)
     return result
   }
 
+  // undici calls this as it writes the request: on a connected socket, with the headers and body written right
+  // after in the same tick. That moment is the end of the dispatch delay.
   onRequestStart(controller: Dispatcher.DispatchController): void {
     if (this.#reason !== undefined) {
       controller.abort(this.#reason as Error)
       return
     }
     this.#controller = controller
+    this.#sentAt = performance.now()
   }
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
@@ -234,10 +241,11 @@ class Attempt implements Dispatcher.DispatchHandler {
     const body = chunks === undefined ? EMPTY : Buffer.concat(chunks, this.#size).subarray(0, this.#limit)
     const durationMs = performance.now() - this.#started
     const retryAfter = this.#retryAfter
+    // A response means the request was written: sentAt is set.
     this.#settle(
       retryAfter === undefined
-        ? { kind: 'response', status: this.#status, body, durationMs }
-        : { kind: 'response', status: this.#status, retryAfter, body, durationMs }
+        ? { kind: 'response', status: this.#status, body, durationMs, sentAt: this.#sentAt }
+        : { kind: 'response', status: this.#status, retryAfter, body, durationMs, sentAt: this.#sentAt }
     )
   }
 

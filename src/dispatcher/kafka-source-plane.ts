@@ -217,7 +217,7 @@ export class KafkaSourcePlane {
       const outcome =
         mapped.kind === 'poison'
           ? await this.#deliverer.deadLetter(mapped.fallback, target, mapped.reason, signal, wireSignal)
-          : await this.#deliverer.deliver(mapped.event, target, signal, wireSignal)
+          : await this.#deliverer.deliver(mapped.event, target, signal, wireSignal, record.fetchedAt)
       if (outcome.kind === 'aborted') throw new Error(`${key}: delivery aborted`)
       return outcome.kind
     }

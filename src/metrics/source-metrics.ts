@@ -14,6 +14,13 @@ export const DEFAULT_RANK_INTERVAL_MS = 60_000
 export const DELIVERY_DURATION_BUCKETS: readonly number[] = Object.freeze([
   0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300
 ])
+/**
+ * Buckets of shoal_source_dispatch_delay_seconds: sub-millisecond when a connection and a window slot are free,
+ * up to minutes when records queue behind a slow sink's connection cap.
+ */
+export const DISPATCH_DELAY_BUCKETS: readonly number[] = Object.freeze([
+  0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300
+])
 
 /**
  * A source as the data plane sees it now: its key (`Kind/namespace/name`), its records in flight and, for a
@@ -51,6 +58,7 @@ export class SourceMetrics implements DeliveryObserver {
   readonly #deadLettered: Counter<SourceLabel>
   readonly #dropped: Counter<SourceLabel>
   readonly #duration: Histogram<SourceLabel>
+  readonly #dispatchDelay: Histogram<SourceLabel>
   readonly #inFlight: Gauge<SourceLabel>
   readonly #lag: Gauge<SourceLabel>
   readonly #partitionLag: Gauge<SourceLabel | 'topic' | 'partition'>
@@ -107,6 +115,13 @@ export class SourceMetrics implements DeliveryObserver {
       buckets: [...DELIVERY_DURATION_BUCKETS],
       registers
     })
+    this.#dispatchDelay = new Histogram({
+      name: 'shoal_source_dispatch_delay_seconds',
+      help: 'From a record being fetched to its first request handed to the socket (observed when that attempt ends).',
+      labelNames,
+      buckets: [...DISPATCH_DELAY_BUCKETS],
+      registers
+    })
     this.#inFlight = new Gauge({
       name: 'shoal_source_in_flight',
       help: 'Records handed to delivery and not yet handled.',
@@ -137,6 +152,7 @@ export class SourceMetrics implements DeliveryObserver {
     const labels = this.#labelsOf(info.sourceKey)
     const cls: StatusClassLabel = info.status === undefined ? 'network' : statusClass(info.status)
     this.#delivered.inc({ ...labels, endpoint: info.endpoint, status_class: cls })
+    if (info.dispatchDelayMs !== undefined) this.#dispatchDelay.observe(labels, info.dispatchDelayMs / 1000)
   }
 
   onRetry(info: RetryInfo): void {
@@ -218,6 +234,7 @@ export class SourceMetrics implements DeliveryObserver {
     this.#deadLettered.remove(labels)
     this.#dropped.remove(labels)
     this.#duration.remove(labels)
+    this.#dispatchDelay.remove(labels)
     this.#inFlight.remove(labels)
     this.#lag.remove(labels)
     for (const endpoint of ENDPOINTS) {

@@ -38,7 +38,8 @@ export interface DecodedFetch {
  * right: the broker returns data up to the last stable offset but leaves dropping aborted transactions to the
  * client. The client library drops an aborted range only when its marker is in the same response, so this
  * tracks the response's aborted-transaction list itself (as Kafka's Java consumer does): a producer's
- * transactional batches are skipped from its aborted transaction's first offset to its next marker.
+ * transactional batches are skipped from its aborted transaction's first offset to its next marker. Every
+ * record carries `fetchedAt`, the moment the response arrived.
  */
 export function decodeFetchedBatches(
   topic: string,
@@ -46,7 +47,8 @@ export function decodeFetchedBatches(
   batches: readonly FetchedBatch[],
   abortedTransactions: readonly AbortedTransaction[],
   position: bigint,
-  lastStableOffset: bigint
+  lastStableOffset: bigint,
+  fetchedAt: number = performance.now()
 ): DecodedFetch {
   const records: SourceRecord[] = []
   let next = position
@@ -76,7 +78,8 @@ export function decodeFetchedBatches(
           timestamp: appendTime ? batch.maxTimestamp : batch.firstTimestamp + record.timestampDelta,
           key: record.key,
           value: record.value,
-          headers
+          headers,
+          fetchedAt
         })
       }
     }

@@ -413,6 +413,7 @@ export class SourceMember {
       if (partial === undefined) throw error
       response = partial
     }
+    const fetchedAt = performance.now()
     for (const topicResponse of response.responses) {
       const topic = topicOf.get(topicResponse.topicId)
       if (topic === undefined) continue
@@ -431,13 +432,13 @@ export class SourceMember {
           continue
         }
         if (p.lastStableOffset >= 0n) run.endOffset = p.lastStableOffset
-        this.#accept(run, p)
+        this.#accept(run, p, fetchedAt)
       }
     }
     this.#pump()
   }
 
-  #accept(run: PartitionRun, p: fetchV17.FetchResponsePartition): void {
+  #accept(run: PartitionRun, p: fetchV17.FetchResponsePartition, fetchedAt: number): void {
     const tracker = run.tracker!
     const decoded = decodeFetchedBatches(
       run.topic,
@@ -445,7 +446,8 @@ export class SourceMember {
       p.records ?? [],
       p.abortedTransactions ?? [],
       tracker.position,
-      p.lastStableOffset
+      p.lastStableOffset,
+      fetchedAt
     )
     if (run.head > 0 && run.head === run.queue.length) {
       run.queue = []

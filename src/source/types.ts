@@ -9,6 +9,11 @@ export interface SourceRecord {
   readonly value: Buffer | null
   /** Kafka headers in record order; a key may repeat. */
   readonly headers: ReadonlyArray<readonly [key: string, value: Buffer | null]>
+  /**
+   * When the fetch response that carried it arrived (`performance.now()` in this process): where the dispatch
+   * delay (`shoal_source_dispatch_delay_seconds`) starts.
+   */
+  readonly fetchedAt?: number
 }
 
 /**

@@ -11,6 +11,7 @@ import type {
   DeliveryPolicy,
   DeliveryTarget,
   KafkaRecord,
+  AttemptInfo,
   RetryInfo
 } from '../../src/delivery/index.ts'
 import { Deliverer, DeliveryCounters, recordToEvent, resolveDeliveryPolicy } from '../../src/delivery/index.ts'
@@ -190,6 +191,29 @@ describe('Deliverer: the delivery spec', () => {
     )
     assert.equal(s.received.length, 3)
     assert.ok(s.received.every(r => r.headers['ce-id'] === 'partition:1/offset:7'))
+  })
+
+  it('the first sink attempt reports its dispatch delay from the fetch time given; retries and others do not', async () => {
+    const s = await sink(answer({ status: 503 }, { status: 200 }))
+    const attempts: AttemptInfo[] = []
+    const d = deliverer({ observer: { onAttempt: a => attempts.push(a) } })
+    const fetchedAt = performance.now() - 40
+    const before = performance.now()
+    await d.deliver(mapped(), target(s.url, { ...fast, retry: 1 }), undefined, undefined, fetchedAt)
+    const after = performance.now()
+    assert.deepEqual(
+      attempts.map(a => [a.attempt, a.status, a.dispatchDelayMs === undefined]),
+      [
+        [1, 503, false],
+        [2, 200, true]
+      ]
+    )
+    // From the fetch time to the request being written: at least what passed before deliver, at most until it ended.
+    const delay = attempts[0]!.dispatchDelayMs!
+    assert.ok(delay >= before - fetchedAt && delay <= after - fetchedAt, String(delay))
+    attempts.length = 0
+    await d.deliver(mapped(), target(s.url, fast))
+    assert.equal(attempts[0]!.dispatchDelayMs, undefined, 'no fetch time, no dispatch delay')
   })
 
   it('400 goes to the dead letter sink at once, with knativeerrorcode=400', async () => {

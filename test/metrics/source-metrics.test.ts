@@ -44,7 +44,14 @@ describe('DispatcherMetrics', () => {
     plane.inFlight.set(A, 3)
     metrics.track(plane)
     const { observer } = metrics
-    observer.onAttempt?.({ sourceKey: A, endpoint: 'sink', attempt: 1, status: 503, durationMs: 3 })
+    observer.onAttempt?.({
+      sourceKey: A,
+      endpoint: 'sink',
+      attempt: 1,
+      status: 503,
+      durationMs: 3,
+      dispatchDelayMs: 1.5
+    })
     observer.onRetry?.({ sourceKey: A, endpoint: 'sink', retry: 1, delayMs: 100 })
     observer.onAttempt?.({ sourceKey: A, endpoint: 'sink', attempt: 2, error: 'ECONNRESET', durationMs: 1 })
     observer.onAttempt?.({ sourceKey: A, endpoint: 'sink', attempt: 3, status: 202, durationMs: 2 })
@@ -83,6 +90,9 @@ describe('DispatcherMetrics', () => {
     assert.equal(valueOf(m, 'shoal_source_delivery_duration_seconds_bucket', { ...a, le: '0.1' }), 2)
     assert.equal(valueOf(m, 'shoal_source_delivery_duration_seconds_bucket', { ...a, le: '0.25' }), 3)
     assert.equal(valueOf(m, 'shoal_source_in_flight', a), 3)
+    assert.equal(valueOf(m, 'shoal_source_dispatch_delay_seconds_count', a), 1, 'only attempts that carry it')
+    assert.equal(valueOf(m, 'shoal_source_dispatch_delay_seconds_bucket', { ...a, le: '0.001' }), 0)
+    assert.equal(valueOf(m, 'shoal_source_dispatch_delay_seconds_bucket', { ...a, le: '0.0025' }), 1)
     assert.equal(valueOf(m, 'shoal_dispatcher_capacity', { slot: 'consumer' }), 8)
     assert.equal(valueOf(m, 'shoal_dispatcher_capacity', { slot: 'schedule' }), 1000)
     assert.equal(valueOf(m, 'shoal_dispatcher_used', { slot: 'consumer' }), 2)

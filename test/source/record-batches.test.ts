@@ -33,10 +33,14 @@ function marker(offset: bigint, producerId: bigint): FetchedBatch {
 const offsets = (r: { records: Array<{ offset: bigint }> }): bigint[] => r.records.map(x => x.offset)
 
 describe('decodeFetchedBatches', () => {
-  it('returns records at and after the position, with headers and timestamps', () => {
-    const r = decodeFetchedBatches('t', 3, [batch(0n, 4)], [], 2n, 4n)
+  it('returns records at and after the position, with headers, timestamps and the fetch time', () => {
+    const r = decodeFetchedBatches('t', 3, [batch(0n, 4)], [], 2n, 4n, 1234.5)
     assert.deepEqual(offsets(r), [2n, 3n])
     assert.equal(r.next, 4n)
+    assert.deepEqual(
+      r.records.map(x => x.fetchedAt),
+      [1234.5, 1234.5]
+    )
     assert.equal(r.records[0]!.timestamp, 1_002n)
     assert.deepEqual(r.records[0]!.headers, [['h', Buffer.from('x')]])
     assert.equal(r.records[0]!.partition, 3)
