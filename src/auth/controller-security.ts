@@ -1,5 +1,5 @@
 import { DEFAULT_SERVICE_URL_TEMPLATE } from '../api/index.ts'
-import { DEFAULT_FORBIDDEN_CIDRS, SinkPolicy } from '../delivery/index.ts'
+import { SinkPolicy, parseCidrList } from '../delivery/index.ts'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
 import { ApiGuard } from './api-guard.ts'
 import { loadApiTls } from './tls.ts'
@@ -68,14 +68,4 @@ export function controllerSecurity(flags: SecurityFlags, prefix = 'shoal'): Cont
       endpoints = next
     }
   }
-}
-
-/** `a,b` → CIDRs; `default` stands for DEFAULT_FORBIDDEN_CIDRS, `none` for none. */
-function parseCidrList(text: string | undefined): readonly string[] {
-  if (text === undefined) return DEFAULT_FORBIDDEN_CIDRS
-  return text
-    .split(',')
-    .map(s => s.trim())
-    .filter(s => s !== '' && s !== 'none')
-    .flatMap(s => (s === 'default' ? DEFAULT_FORBIDDEN_CIDRS : [s]))
 }

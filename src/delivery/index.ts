@@ -32,5 +32,5 @@ export type { MappingMode, MappingOptions, MappingResult, SourceRef } from './re
 export { classifyStatus, statusClass } from './retriable.ts'
 export type { StatusVerdict } from './retriable.ts'
 export { honoursRetryAfter, parseRetryAfter, retryWait } from './retry-after.ts'
-export { DEFAULT_FORBIDDEN_CIDRS, SinkPolicy } from './sink-policy.ts'
+export { DEFAULT_FORBIDDEN_CIDRS, SinkPolicy, parseCidrList } from './sink-policy.ts'
 export type { SinkPolicyOptions } from './sink-policy.ts'

@@ -13,6 +13,16 @@ import { ErrorCodes, ShoalError } from '../errors/index.ts'
 /** Ranges refused unless the operator configures others: IPv4 and IPv6 link-local (169.254.169.254 is the metadata service). */
 export const DEFAULT_FORBIDDEN_CIDRS: readonly string[] = Object.freeze(['169.254.0.0/16', 'fe80::/10'])
 
+/** A `--forbidden-sink-cidrs` value: CIDRs separated by commas; `default` stands for DEFAULT_FORBIDDEN_CIDRS, `none` for none. */
+export function parseCidrList(text: string | undefined): readonly string[] {
+  if (text === undefined) return DEFAULT_FORBIDDEN_CIDRS
+  return text
+    .split(',')
+    .map(s => s.trim())
+    .filter(s => s !== '' && s !== 'none')
+    .flatMap(s => (s === 'default' ? DEFAULT_FORBIDDEN_CIDRS : [s]))
+}
+
 export interface SinkPolicyOptions {
   /** CIDR ranges (`10.0.0.0/8`, `fd00::/8`) no sink may reach. Default DEFAULT_FORBIDDEN_CIDRS. */
   readonly forbiddenCidrs?: readonly string[]

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util'
 import { pino } from 'pino'
 import { DEFAULT_SERVICE_URL_TEMPLATE } from '../api/index.ts'
-import { DELIVERER_DEFAULTS } from '../delivery/index.ts'
+import { DELIVERER_DEFAULTS, SinkPolicy, parseCidrList } from '../delivery/index.ts'
 import { isShoalError } from '../errors/index.ts'
 import { parseBootstrap } from '../kafka/index.ts'
 import { DEFAULT_MAX_SOURCE_LABELS, DispatcherMetrics, startMetricsServer } from '../metrics/index.ts'
@@ -21,7 +21,7 @@ import { DEFAULT_LIVENESS_TIMEOUT_MS, checkLivenessTimeout } from './liveness.ts
 const usage = `usage: shoal dispatcher --kafka HOST:PORT[,HOST:PORT…] --id dispatcher-N --zone Z --node X --capacity C
                         [--schedule-capacity ${DEFAULT_SCHEDULE_CAPACITY}] [--prefix shoal] [--liveness-timeout ${DEFAULT_LIVENESS_TIMEOUT_MS / 1000}s] [--buckets 16]
                         [--metrics-port N] [--metrics-source-labels ${DEFAULT_MAX_SOURCE_LABELS}] [--ping-late-ticks ${DEFAULT_LATE_POLICY}|last|none]
-                        [--max-connections-per-origin ${DELIVERER_DEFAULTS.maxConnectionsPerOrigin}]
+                        [--max-connections-per-origin ${DELIVERER_DEFAULTS.maxConnectionsPerOrigin}] [--forbidden-sink-cidrs default|CIDR,…]
 defaults from the environment: --kafka KAFKA_BOOTSTRAP_SERVERS, --id from POD_NAME or HOSTNAME ending in -N,
 --zone SHOAL_ZONE, --node NODE_NAME`
 
@@ -35,6 +35,8 @@ export type DispatcherArgs = Omit<DispatcherOptions, 'log' | 'signal'> & {
   readonly metricsSourceLabels?: number
   /** Requests on the wire per sink origin (the Deliverer's cap); DELIVERER_DEFAULTS when absent. */
   readonly maxConnectionsPerOrigin?: number
+  /** `--forbidden-sink-cidrs`: refuse sinks in these ranges when connecting (absent: no sink policy). */
+  readonly forbiddenSinkCidrs?: readonly string[]
   /** Missed PingSource ticks a schedule that comes here fires, unless its annotation says (default all). */
   readonly pingLateTicks?: LatePolicy
 }
@@ -96,6 +98,9 @@ export async function runDispatcherCommand(argv: readonly string[]): Promise<num
       ...(options.maxConnectionsPerOrigin === undefined
         ? {}
         : { maxConnectionsPerOrigin: options.maxConnectionsPerOrigin }),
+      ...(options.forbiddenSinkCidrs === undefined
+        ? {}
+        : { sinkPolicy: new SinkPolicy({ forbiddenCidrs: options.forbiddenSinkCidrs }) }),
       log
     })
     metrics?.track(plane)
@@ -173,6 +178,7 @@ export function parseDispatcherArgs(
         buckets: { type: 'string' },
         'metrics-port': { type: 'string' },
         'metrics-source-labels': { type: 'string' },
+        'forbidden-sink-cidrs': { type: 'string' },
         'ping-late-ticks': { type: 'string' },
         'max-connections-per-origin': { type: 'string' },
         help: { type: 'boolean', short: 'h' }
@@ -231,6 +237,13 @@ export function parseDispatcherArgs(
       throw new UsageProblem(`--prefix: ${(error as Error).message}`)
     }
   }
+  const forbiddenSinkCidrs =
+    values['forbidden-sink-cidrs'] === undefined ? undefined : parseCidrList(values['forbidden-sink-cidrs'])
+  try {
+    if (forbiddenSinkCidrs !== undefined) new SinkPolicy({ forbiddenCidrs: forbiddenSinkCidrs })
+  } catch (error) {
+    throw new UsageProblem(`--forbidden-sink-cidrs: ${(error as Error).message}`)
+  }
   const pingLateTicks = values['ping-late-ticks']
   if (pingLateTicks !== undefined && !isLatePolicy(pingLateTicks)) {
     throw new UsageProblem(`--ping-late-ticks must be all, last or none, not "${pingLateTicks}"`)
@@ -262,6 +275,7 @@ export function parseDispatcherArgs(
     ...(metricsPort === undefined ? {} : { metricsPort }),
     ...(metricsSourceLabels === undefined ? {} : { metricsSourceLabels }),
     ...(maxConnectionsPerOrigin === undefined ? {} : { maxConnectionsPerOrigin }),
+    ...(forbiddenSinkCidrs === undefined ? {} : { forbiddenSinkCidrs }),
     ...(pingLateTicks === undefined ? {} : { pingLateTicks })
   }
 }

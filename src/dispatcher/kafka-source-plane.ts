@@ -1,6 +1,6 @@
 import type { KafkaSource } from '../api/index.ts'
 import { Deliverer, deliveryTargetFor, recordToEvent } from '../delivery/index.ts'
-import type { DeliveryObserver, DeliveryTarget } from '../delivery/index.ts'
+import type { DeliveryObserver, DeliveryTarget, SinkPolicy } from '../delivery/index.ts'
 import { LogTailer } from '../kafka/index.ts'
 import { SourceRunner } from '../source/index.ts'
 import type { Deliver, Outcome, SourceRecord } from '../source/index.ts'
@@ -18,6 +18,8 @@ export interface KafkaSourcePlaneOptions {
   readonly serviceUrlTemplate: string
   readonly maxConnectionsPerOrigin?: number
   readonly observer?: DeliveryObserver
+  /** Refuses sinks at forbidden addresses when connecting (multi-tenant installations; docs/security.md). */
+  readonly sinkPolicy?: SinkPolicy
   readonly log: DispatcherLog
 }
 
@@ -90,6 +92,7 @@ export class KafkaSourcePlane {
       ...(options.maxConnectionsPerOrigin === undefined
         ? {}
         : { maxConnectionsPerOrigin: options.maxConnectionsPerOrigin }),
+      ...(options.sinkPolicy === undefined ? {} : { sinkPolicy: options.sinkPolicy }),
       observer: this.#errors
     })
   }

@@ -3,6 +3,7 @@ import type { LookupAddress, lookup } from 'node:dns'
 import { after, describe, it } from 'node:test'
 import { Deliverer, SinkPolicy, recordToEvent, resolveDeliveryPolicy } from '../../src/delivery/index.ts'
 import type { CloudEvent, DeliveryTarget } from '../../src/delivery/index.ts'
+import { parseDispatcherArgs } from '../../src/dispatcher/index.ts'
 import { startSink } from '../delivery/sink-server.ts'
 import type { TestSink } from '../delivery/sink-server.ts'
 
@@ -131,5 +132,31 @@ describe('Deliverer with a sink policy: refused when connecting', () => {
     const delivered = await allowing.deliver(event(), target(`http://localhost:${port}/`))
     assert.equal(delivered.kind, 'delivered')
     assert.equal(s.received.length, 1)
+  })
+})
+
+describe('shoal dispatcher --forbidden-sink-cidrs', () => {
+  const required = [
+    '--kafka',
+    '127.0.0.1:9092',
+    '--id',
+    'dispatcher-0',
+    '--zone',
+    'a',
+    '--node',
+    'n',
+    '--capacity',
+    '1'
+  ]
+
+  it('takes default (link-local), none, or a list, and names a range that does not parse', () => {
+    const parse = (value: string) => parseDispatcherArgs([...required, '--forbidden-sink-cidrs', value], {})
+    const given = parse('default,10.0.0.0/8')
+    assert.deepEqual(given !== 'help' && given.forbiddenSinkCidrs, ['169.254.0.0/16', 'fe80::/10', '10.0.0.0/8'])
+    const none = parse('none')
+    assert.deepEqual(none !== 'help' && none.forbiddenSinkCidrs, [])
+    const absent = parseDispatcherArgs(required, {})
+    assert.equal(absent !== 'help' && absent.forbiddenSinkCidrs, undefined, 'no flag: no sink policy')
+    assert.throws(() => parse('10.0.0.0/40'), /--forbidden-sink-cidrs: "10\.0\.0\.0\/40" is not a CIDR/)
   })
 })
