@@ -157,16 +157,18 @@ export class ApiServer {
     const started = performance.now()
     res.once('finish', () => this.#observer?.(method, path, res.statusCode, (performance.now() - started) / 1000))
     if (path === '/healthz') return this.#text(res, 200, 'ok')
+    // Everything but the health checks passes the guard first, mounted paths (/metrics, /ui) included: they show
+    // every tenant's sources, so in multi-tenant mode they need an admin token.
+    const verdict = path === '/readyz' ? undefined : this.#guard?.check(req.headers.authorization, path, method)
+    if (verdict?.kind === 'deny') {
+      return this.#send(res, failure(verdict.code, verdict.reason, verdict.message), verdict.headers)
+    }
     for (const mounted of this.#mounted) if (mounted(req, res, path)) return
     const store = this.#store
     if (!store) return this.#send(res, failure(503, 'ServiceUnavailable', 'the controller is starting; retry'))
     if (path === '/readyz') {
       const ready = store.assignment.generation >= 0
       return this.#text(res, ready ? 200 : 503, ready ? 'ok' : 'not ready: not yet a member of the controllers group')
-    }
-    const verdict = this.#guard?.check(req.headers.authorization, path, method)
-    if (verdict?.kind === 'deny') {
-      return this.#send(res, failure(verdict.code, verdict.reason, verdict.message), verdict.headers)
     }
     const principal: Principal = verdict?.principal ?? { kind: 'open' }
     if (path === '/openapi.json') return this.#json(res, 200, openApiDocument())

@@ -45,6 +45,8 @@ describe('multi-tenant API', () => {
       assert.equal(answer.headers.get('www-authenticate'), 'Bearer realm="shoal"')
     }
     assert.equal((await call('GET', `${one.url}/healthz`, undefined)).status, 200)
+    assert.equal((await call('GET', `${one.url}/readyz`, undefined)).status, 200)
+    assert.equal((await call('GET', `${one.url}/metrics`, undefined)).status, 401)
   })
 
   it("refuses team-a every verb on team-b's sources with 403, whether the source exists or not, and changes nothing", async () => {
@@ -111,7 +113,9 @@ describe('multi-tenant API', () => {
       ['PUT', `${dispatchers}/dispatcher-0`, cordon],
       ['DELETE', `${dispatchers}/dispatcher-0`, undefined],
       ['GET', `${one.url}/shoal/v1/rebalance`, undefined],
-      ['POST', `${one.url}/shoal/v1/rebalance`, { revision: 1 }]
+      ['POST', `${one.url}/shoal/v1/rebalance`, { revision: 1 }],
+      ['GET', `${one.url}/metrics`, undefined],
+      ['GET', `${one.url}/ui`, undefined]
     ]
     for (const [method, url, body] of forbidden) {
       const answer = await call(method, url, tokens.teamA, body)
@@ -208,6 +212,9 @@ describe('multi-tenant API', () => {
     const rebalance = await call('GET', `${two.url}/shoal/v1/rebalance`, tokens.admin)
     assert.ok(![401, 403, 404].includes(rebalance.status), `rebalance: ${rebalance.status}`)
     assert.equal((await call('GET', `${one.url}/internal/v1/controllers`, tokens.admin)).status, 200)
+    const metrics = await call('GET', `${one.url}/metrics`, tokens.admin)
+    assert.equal(metrics.status, 200)
+    assert.match(String(metrics.body), /# HELP/)
     // The sink policy holds for admins too: the dispatchers would refuse the sink anyway.
     const metadata = kafkaSource('team-b', 'meta', { sink: { uri: 'http://169.254.169.254/' } })
     assert.equal((await call('POST', ksPath(one.url, 'team-b'), tokens.admin, metadata)).status, 422)
