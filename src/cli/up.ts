@@ -26,6 +26,8 @@ const quiet = (level: 'info' | 'warn' | 'error', message: string, fields?: Reado
 /** The demo pool: one dispatcher in each of three zones. */
 const DEMO_ZONES = ['a', 'b', 'c'] as const
 const DEMO_CAPACITY = 10
+/** The demo KafkaSource's consumers: 4 in each zone, on a topic with a partition for each. */
+const DEMO_CONSUMERS = 12
 
 const examplesDir = fileURLToPath(new URL('../../examples/', import.meta.url))
 
@@ -125,6 +127,8 @@ export async function runUp(argv: readonly string[]): Promise<number> {
       `  Kafka        ${brokers.join(',')}${kafka ? ` (embedded Kafka ${kafka.version}, data in ${kafka.dataDir})` : ''}`
     )
     out(`  API          ${controller.url}`)
+    out(`  dashboard    ${controller.url}/ui   (zones, dispatchers, placements, lag and throughput, live)`)
+    out(`  metrics      ${controller.url}/metrics (Prometheus; deploy/grafana/shoal.json is a dashboard for it)`)
     out(`  sink         ${display.url} (event display: every Service a sink names resolves here; events print below)`)
     out(
       `  dispatchers  ${dispatchers.map(d => `${d.id} (zone ${d.zone})`).join(', ')}, ${DEMO_CAPACITY} consumer slots each`
@@ -137,6 +141,13 @@ export async function runUp(argv: readonly string[]): Promise<number> {
     out('  shoal get dispatchers                      # the pool: zones, capacity, load')
     out('  shoal apply -f examples/ping-source.yaml   # create or change a source')
     out('  shoal describe kafkasource demo            # its spec, status and conditions')
+    out(
+      '  shoal cordon dispatcher-2                  # watch its 4 consumers move on the dashboard; uncordon undoes it'
+    )
+    out(
+      `  shoal perf produce --topic shoal-demo --num-records 200000 --record-size 200 --throughput 5000 --bootstrap-server ${brokers.join(',')}`
+    )
+    out('                                             # load: lag and throughput rise on the dashboard')
     out('Press Ctrl-C to stop.')
     if (!stopping.signal.aborted)
       await new Promise(resolve => stopping.signal.addEventListener('abort', resolve, { once: true }))
@@ -192,13 +203,18 @@ function startTrickle(brokers: readonly string[]): { stop(): Promise<void> } {
 
 /** Creates the demo topic and applies examples/*.yaml, pointing their Kafka addresses at this cluster. */
 async function applyDemo(controller: RunningController, brokers: readonly string[]): Promise<string[]> {
-  await ensureTopics({ brokers, clientId: 'shoal-up' }, [{ name: 'shoal-demo', partitions: 6, configs: {} }])
+  await ensureTopics({ brokers, clientId: 'shoal-up' }, [
+    { name: 'shoal-demo', partitions: DEMO_CONSUMERS, configs: {} }
+  ])
   const lines: string[] = []
   const files = (await readdir(examplesDir)).filter(f => /\.ya?ml$/.test(f)).sort()
   for (const file of files) {
     const text = (await readFile(`${examplesDir}${file}`, 'utf8')).replaceAll('127.0.0.1:9092', brokers.join(','))
     for (const document of parseManifests(text)) {
       const resource = validateResource(document)
+      // The demo's KafkaSource runs 12 consumers, so the scheduler's spread shows: 4 in each zone.
+      const scaled = resource.kind === 'KafkaSource' && resource.metadata.name === 'demo'
+      if (scaled) (document as { spec: { consumers?: number } }).spec.consumers = DEMO_CONSUMERS
       const info = kindByApiVersion(resource.apiVersion, resource.kind)!
       const path = `/apis/${info.group}/${info.version}/namespaces/${resource.metadata.namespace}/${info.plural}`
       const response = await fetch(`${controller.url}${path}`, {
@@ -209,7 +225,7 @@ async function applyDemo(controller: RunningController, brokers: readonly string
       const verb =
         response.status === 201 ? 'created' : response.status === 409 ? 'exists' : `refused (${response.status})`
       lines.push(
-        `${info.singular}.${info.group}/${resource.metadata.name} ${verb} (${apiVersionOf(info)}, examples/${file})`
+        `${info.singular}.${info.group}/${resource.metadata.name} ${verb} (${apiVersionOf(info)}, examples/${file}${scaled ? `, ${DEMO_CONSUMERS} consumers` : ''})`
       )
     }
   }

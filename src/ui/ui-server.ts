@@ -175,6 +175,7 @@ h2 { font-size:15px; margin:0 0 8px; color:var(--muted); font-weight:600; text-t
 .badge.False { border-color:var(--bad); color:var(--bad); }
 .badge.Unknown { border-color:var(--warn); color:var(--warn); }
 table { border-collapse:collapse; width:100%; background:var(--panel); border:1px solid var(--line); border-radius:8px; }
+td:first-child { white-space:nowrap; }
 th, td { text-align:left; padding:6px 10px; border-bottom:1px solid var(--line); vertical-align:middle; }
 th { color:var(--muted); font-weight:600; }
 .swatch { display:inline-block; width:10px; height:10px; border-radius:2px; margin-right:6px; }
