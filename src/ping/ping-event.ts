@@ -17,6 +17,9 @@ export interface PingEventSource {
   readonly extensions?: Readonly<Record<string, string>>
 }
 
+const NO_EXTENSIONS: Readonly<Record<string, string>> = Object.freeze({})
+const LATE_ONLY: Readonly<Record<string, string>> = Object.freeze({ [LATE_EXTENSION]: 'true' })
+
 /** Knative's source attribute: `/apis/v1/namespaces/NS/pingsources/NAME`. */
 export function pingEventSource(namespace: string, name: string): string {
   return `/apis/v1/namespaces/${namespace}/pingsources/${name}`
@@ -56,8 +59,10 @@ export class PingEventBuilder {
         : Buffer.from(source.data ?? '', 'utf8')
     // Knative sets the content type with the data; an event without data has neither.
     this.#contentType = this.#data.length > 0 ? source.contentType : undefined
-    this.#extensions = Object.freeze({ ...source.extensions })
-    this.#lateExtensions = Object.freeze({ ...source.extensions, [LATE_EXTENSION]: 'true' })
+    // Most sources have no overrides: they share two frozen objects (100,000 schedules, 200,000 fewer objects).
+    const overrides = source.extensions === undefined || Object.keys(source.extensions).length === 0
+    this.#extensions = overrides ? NO_EXTENSIONS : Object.freeze({ ...source.extensions })
+    this.#lateExtensions = overrides ? LATE_ONLY : Object.freeze({ ...source.extensions, [LATE_EXTENSION]: 'true' })
   }
 
   /** The event of the tick at `tickMs`; `late` marks a tick fired by catch-up. */
