@@ -6,6 +6,8 @@ import { brokers, shoalBin } from './controllers.ts'
 export interface DispatcherProcess {
   readonly id: string
   readonly child: ChildProcess
+  /** `http://…/metrics` when started with `--metrics-port`. */
+  readonly metricsUrl: string | undefined
   stop(signal?: NodeJS.Signals): Promise<void>
 }
 
@@ -16,13 +18,14 @@ export async function startDispatcherProcess(
   zone: string,
   node: string,
   capacity: number,
-  extra: readonly string[] = []
+  extra: readonly string[] = [],
+  options: { readonly kafka?: string } = {}
 ): Promise<DispatcherProcess> {
   const args = [
     shoalBin,
     'dispatcher',
     '--kafka',
-    brokers(),
+    options.kafka ?? brokers(),
     '--prefix',
     prefix,
     '--id',
@@ -42,12 +45,12 @@ export async function startDispatcherProcess(
   let stderr = ''
   child.stderr!.on('data', chunk => (stderr += String(chunk)))
   const exited = new Promise<void>(resolve => child.once('exit', () => resolve()))
-  await new Promise<void>((resolve, reject) => {
+  const up = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`dispatcher ${id} did not start in 60 s: ${stderr}`)), 60_000)
     createInterface({ input: child.stdout! }).on('line', line => {
       if (/ up\b/.test(line)) {
         clearTimeout(timer)
-        resolve()
+        resolve(line)
       }
     })
     child.once('exit', code => {
@@ -58,6 +61,7 @@ export async function startDispatcherProcess(
   return {
     id,
     child,
+    metricsUrl: / metrics at (\S+)/.exec(up)?.[1],
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal)
       // A process that does not stop within 20 s is killed, so one slow shutdown cannot hang the suite.

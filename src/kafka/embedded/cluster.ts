@@ -32,6 +32,12 @@ export interface StartEmbeddedKafkaOptions {
   /** Called when a broker exits without having been asked to (a crash, an outside kill). */
   readonly onBrokerExit?: (nodeId: number, exit: ProcessExit) => void
   readonly env?: NodeJS.ProcessEnv
+  /**
+   * A second client listener on every broker (on a free port, named `name`, e.g. `PROXIED`) that advertises
+   * `advertised(nodeId)` instead of itself: clients bootstrapping from the advertised addresses reach every
+   * broker through whatever listens there, such as a proxy that a fault drill cuts and restores.
+   */
+  readonly extraListener?: { readonly name: string; readonly advertised: (nodeId: number) => string }
 }
 
 /** One node of the embedded cluster as it is now. */
@@ -41,6 +47,8 @@ export interface EmbeddedBrokerInfo {
   readonly address: string
   readonly port: number
   readonly controllerPort: number
+  /** The port of the extra listener, when the cluster was started with one. */
+  readonly extraListenerPort: number | undefined
   /** The Java process id while it runs. */
   readonly pid: number | undefined
   readonly running: boolean
@@ -180,6 +188,7 @@ class Cluster implements EmbeddedKafka {
       address: `${LOOPBACK}:${n.spec.port}`,
       port: n.spec.port,
       controllerPort: n.spec.controllerPort,
+      extraListenerPort: n.spec.extraListener?.port,
       pid: n.process?.running ? n.process.pid : undefined,
       running: n.process?.running ?? false,
       dir: n.dir,
@@ -189,15 +198,18 @@ class Cluster implements EmbeddedKafka {
 
   async start(): Promise<void> {
     const { count, port, progress } = this.#init
-    const picked = await freePorts(port === 0 ? 2 * count : count)
+    const extra = this.#init.options.extraListener
+    const picked = await freePorts((port === 0 ? 2 * count : count) + (extra ? count : 0))
     const specs: BrokerSpec[] = []
     for (let i = 0; i < count; i++) {
       const nodeId = i + 1
+      const extraPort = picked[(port === 0 ? 2 * count : count) + i]!
       specs.push({
         nodeId,
         port: port === 0 ? picked[count + i]! : port + i,
         controllerPort: picked[i]!,
-        logDir: join(this.dataDir, `broker-${nodeId}`, 'data')
+        logDir: join(this.dataDir, `broker-${nodeId}`, 'data'),
+        ...(extra ? { extraListener: { name: extra.name, port: extraPort, advertised: extra.advertised(nodeId) } } : {})
       })
     }
     this.#nodes = specs.map(spec => {

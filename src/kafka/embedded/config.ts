@@ -10,6 +10,11 @@ export interface BrokerSpec {
   readonly controllerPort: number
   /** The broker's log.dirs (the metadata log lives there too). */
   readonly logDir: string
+  /**
+   * A second client listener on 127.0.0.1:port that advertises another address, so every client that
+   * bootstraps from it reaches the brokers through whatever listens there (a proxy a fault drill can cut).
+   */
+  readonly extraListener?: { readonly name: string; readonly port: number; readonly advertised: string }
 }
 
 export const LOOPBACK = '127.0.0.1'
@@ -24,6 +29,7 @@ export function brokerSettings(broker: BrokerSpec, cluster: readonly BrokerSpec[
   const replicated = cluster.length >= 3
   const replicas = replicated ? '3' : '1'
   const minIsr = replicated ? '2' : '1'
+  const extra = broker.extraListener
   const settings: [string, string][] = [
     // KRaft combined mode: each node is a broker and a controller voter; static voters need no dynamic quorum.
     ['process.roles', 'broker,controller'],
@@ -31,10 +37,20 @@ export function brokerSettings(broker: BrokerSpec, cluster: readonly BrokerSpec[
     ['controller.quorum.voters', quorumVoters(cluster)],
     ['controller.listener.names', 'CONTROLLER'],
     ['inter.broker.listener.name', 'PLAINTEXT'],
-    ['listener.security.protocol.map', 'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT'],
+    [
+      'listener.security.protocol.map',
+      `CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT${extra ? `,${extra.name}:PLAINTEXT` : ''}`
+    ],
     // Loopback only: a development broker is never reachable from the network.
-    ['listeners', `PLAINTEXT://${LOOPBACK}:${broker.port},CONTROLLER://${LOOPBACK}:${broker.controllerPort}`],
-    ['advertised.listeners', `PLAINTEXT://${LOOPBACK}:${broker.port}`],
+    [
+      'listeners',
+      `PLAINTEXT://${LOOPBACK}:${broker.port},CONTROLLER://${LOOPBACK}:${broker.controllerPort}` +
+        (extra ? `,${extra.name}://${LOOPBACK}:${extra.port}` : '')
+    ],
+    [
+      'advertised.listeners',
+      `PLAINTEXT://${LOOPBACK}:${broker.port}${extra ? `,${extra.name}://${extra.advertised}` : ''}`
+    ],
     ['log.dirs', broker.logDir],
 
     // Shoal creates every topic it uses explicitly, with its own partition count and config.

@@ -1,0 +1,68 @@
+// Drill: SIGKILL a dispatcher mid-stream. Its vreplicas move to the survivors; what it had fetched but not
+// committed is delivered again by the next owner (duplicates), nothing is lost.
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { ensureTopics } from '../../src/kafka/index.ts'
+import { brokers, eventually, http, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import type { ControllerProcess } from '../helpers/controllers.ts'
+import { startDispatcherProcess } from '../helpers/dispatchers.ts'
+import type { DispatcherProcess } from '../helpers/dispatchers.ts'
+import { CountingSink, IdProducer, KS, LIVENESS, createSource, report, settle, waitReady } from './harness.ts'
+
+const PARTITIONS = 12
+const RECORDS = 3_000
+
+describe('drill: a dispatcher SIGKILLed mid-stream', () => {
+  it('moves its vreplicas to the survivors and loses nothing', async () => {
+    const prefix = uniquePrefix('drill-dispatcher')
+    const topic = `${prefix}-topic`
+    await ensureTopics({ brokers: brokers().split(','), clientId: 'drill' }, [
+      { name: topic, partitions: PARTITIONS, configs: {} }
+    ])
+    const sink = await new CountingSink().start()
+    const producer = new IdProducer('dispatcher-kill', topic, PARTITIONS)
+    let controller: ControllerProcess | undefined
+    const dispatchers: DispatcherProcess[] = []
+    try {
+      controller = await startControllerProcess(prefix, LIVENESS)
+      for (const [i, zone] of ['a', 'b', 'c'].entries()) {
+        dispatchers.push(await startDispatcherProcess(prefix, `dispatcher-${i}`, zone, `${zone}-1`, 10, LIVENESS))
+      }
+      await createSource(controller.url, { name: 'stream', topic, sink: sink.url('stream'), consumers: 3 })
+      await waitReady(controller.url, ['stream'])
+
+      const streaming = producer.stream(RECORDS, 100, 100)
+      await eventually(async () => (sink.ids('stream').size >= 600 ? true : undefined), 120_000, 'the stream flowing')
+      const placements = (await http('GET', `${controller.url}${KS}/stream`)).body.status.placements as Array<{
+        podName: string
+      }>
+      const victim = dispatchers.find(d => d.id === placements[0]?.podName)
+      assert.ok(victim, `a dispatcher with a placement (${JSON.stringify(placements)})`)
+      await victim.stop('SIGKILL')
+      await streaming
+
+      // The killed dispatcher's vreplica is placed on a survivor.
+      await eventually(
+        async () => {
+          const now = (await http('GET', `${controller!.url}${KS}/stream`)).body.status.placements as Array<{
+            podName: string
+            vreplicas: number
+          }>
+          const placed = now.reduce((n, p) => n + p.vreplicas, 0)
+          return placed === 3 && now.every(p => p.podName !== victim.id) ? true : undefined
+        },
+        120_000,
+        `the vreplicas of ${victim.id} placed on the survivors`
+      )
+      const figures = await settle('dispatcher-kill', producer.produced, [{ name: 'stream', sink }])
+      report(figures, { killed: victim.id })
+      assert.equal(figures.produced, RECORDS)
+      assert.equal(figures.lost, 0, `lost ${figures.lostIds.slice(0, 20).join(' ')}`)
+    } finally {
+      await producer.close()
+      await controller?.stop()
+      await Promise.all(dispatchers.map(d => d.stop()))
+      await sink.close()
+    }
+  })
+})

@@ -1,0 +1,419 @@
+// What the failure drills share: the control server of test/faults/setup.ts (brokers, proxy), a producer of
+// records with known unique ids, sinks and dead letter sinks that count every id, and the drill's figures:
+// lost = produced − delivered − dead-lettered − dropped (by Shoal's drop policy), which must be 0.
+import { appendFileSync } from 'node:fs'
+import { once } from 'node:events'
+import { createServer } from 'node:http'
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import type { AddressInfo, Socket } from 'node:net'
+import { Admin, Producer } from '@platformatic/kafka'
+import { brokers, eventually, http } from '../helpers/controllers.ts'
+import { parseExposition } from '../metrics/prom-text.ts'
+import type { ProxyStats } from './kafka-proxy.ts'
+
+export const KS = '/apis/sources.knative.dev/v1beta1/namespaces/default/kafkasources'
+/** Every controller and dispatcher of a drill: dead after 6 s of silence, self-fenced after 3 s. */
+export const LIVENESS = ['--liveness-timeout', '6s']
+
+export const sleep = (ms: number): Promise<void> => new Promise(resolve => setTimeout(resolve, ms))
+
+// ---- the control server (test/faults/setup.ts) ----
+
+function controlUrl(): string {
+  const url = process.env.SHOAL_FAULTS_CONTROL
+  if (!url) throw new Error('SHOAL_FAULTS_CONTROL is not set: run the drills with `npm run test:faults`')
+  return url
+}
+
+async function control(method: string, path: string): Promise<unknown> {
+  const response = await fetch(`${controlUrl()}${path}`, { method })
+  const text = await response.text()
+  if (!response.ok) throw new Error(`control ${method} ${path}: ${response.status} ${text}`)
+  return JSON.parse(text)
+}
+
+export interface BrokerInfo {
+  readonly nodeId: number
+  readonly pid: number | undefined
+  readonly running: boolean
+}
+
+export const brokerList = (): Promise<BrokerInfo[]> => control('GET', '/brokers') as Promise<BrokerInfo[]>
+/** SIGKILLs a broker's JVM (no controlled shutdown). */
+export const killBroker = (nodeId: number): Promise<unknown> => control('POST', `/brokers/${nodeId}/kill`)
+/** Starts it again with its data; resolves once it answers metadata. */
+export const startBroker = (nodeId: number): Promise<unknown> => control('POST', `/brokers/${nodeId}/start`)
+/** Black-holes every Kafka connection whose client id is `client` or starts with `client-`. */
+export const cutClient = (client: string): Promise<ProxyStats> =>
+  control('POST', `/proxy/cut?client=${encodeURIComponent(client)}`) as Promise<ProxyStats>
+export const restoreClients = (): Promise<ProxyStats> => control('POST', '/proxy/restore') as Promise<ProxyStats>
+
+/** The bootstrap servers that go through the proxy. */
+export function proxiedServers(): string {
+  const value = process.env.SHOAL_FAULTS_PROXIED_SERVERS
+  if (!value) throw new Error('SHOAL_FAULTS_PROXIED_SERVERS is not set: run the drills with `npm run test:faults`')
+  return value
+}
+
+// ---- Kafka metadata ----
+
+export interface PartitionState {
+  readonly partition: number
+  readonly leader: number
+  readonly isr: readonly number[]
+}
+
+export async function partitionStates(topic: string): Promise<PartitionState[]> {
+  const admin = new Admin({ clientId: 'drill-admin', bootstrapBrokers: brokers().split(',') })
+  try {
+    const metadata = await admin.metadata({ topics: [topic], forceUpdate: true })
+    const partitions = metadata.topics.get(topic)?.partitions ?? []
+    return partitions.map((p, partition) => ({ partition, leader: p.leader, isr: [...p.isr] }))
+  } finally {
+    await admin.close()
+  }
+}
+
+/** Waits until every partition of the topics has all three replicas in sync again (the next drill starts whole). */
+export async function waitFullIsr(topics: readonly string[], timeoutMs = 120_000): Promise<void> {
+  await eventually(
+    async () => {
+      for (const topic of topics) {
+        const states = await partitionStates(topic)
+        if (states.length === 0 || states.some(s => s.isr.length < 3)) return undefined
+      }
+      return true
+    },
+    timeoutMs,
+    `every partition of ${topics.join(', ')} with 3 in-sync replicas`
+  )
+}
+
+// ---- records with known ids ----
+
+/**
+ * Produces records whose value is a unique id (`<drill>-<n>`), acks=all, idempotent. An id counts as produced
+ * once a send that carried it was acknowledged; a send that fails is sent again with the same ids (it may have
+ * been written anyway: the sinks then count a duplicate, never a loss).
+ */
+export class IdProducer {
+  readonly produced = new Set<string>()
+  readonly #producer: Producer
+  readonly #topic: string
+  readonly #partitions: number
+  readonly #drill: string
+  #next = 0
+  failedSends = 0
+
+  constructor(drill: string, topic: string, partitions: number, bootstrap = brokers()) {
+    this.#drill = drill
+    this.#topic = topic
+    this.#partitions = partitions
+    this.#producer = new Producer({
+      clientId: `drill-${drill}-producer`,
+      bootstrapBrokers: bootstrap.split(','),
+      idempotent: true,
+      acks: -1,
+      retries: 10,
+      retryDelay: 500
+    })
+  }
+
+  /** Produces `n` new ids, `batch` per send; retries a failed send until it is acknowledged (or 3 minutes). */
+  async produce(n: number, batch = 100): Promise<void> {
+    for (let sent = 0; sent < n; sent += batch) {
+      const ids = Array.from({ length: Math.min(batch, n - sent) }, () => `${this.#drill}-${this.#next++}`)
+      const messages = ids.map((id, i) => ({
+        topic: this.#topic,
+        partition: (this.#next - ids.length + i) % this.#partitions,
+        key: Buffer.from(id),
+        value: Buffer.from(id)
+      }))
+      const deadline = Date.now() + 180_000
+      for (;;) {
+        try {
+          // The client ignores the constructor's acks unless idempotent; say it on every send anyway.
+          await this.#producer.send({ messages, acks: -1 })
+          break
+        } catch (error) {
+          this.failedSends++
+          if (Date.now() > deadline) throw error
+          await sleep(500)
+        }
+      }
+      for (const id of ids) this.produced.add(id)
+    }
+  }
+
+  /** Produces `n` ids in sends of `batch`, `pauseMs` apart: a stream a fault can hit mid-way. */
+  async stream(n: number, batch: number, pauseMs: number): Promise<void> {
+    for (let sent = 0; sent < n; sent += batch) {
+      await this.produce(Math.min(batch, n - sent), batch)
+      await sleep(pauseMs)
+    }
+  }
+
+  close(): Promise<void> {
+    return this.#producer.close()
+  }
+}
+
+// ---- sinks that count ----
+
+/** How a flapping sink answers right now. */
+export type SinkMode = 'up' | '5xx' | 'reset' | 'closed'
+
+/**
+ * An HTTP sink on loopback that counts, per source (the first path segment) and id (the event's data: the
+ * record value), the requests it answered 2xx. It can flap: answer 503, reset connections, or stop listening
+ * (connection refused) and listen again on the same port. `refuse` names ids answered 400, which Shoal does not
+ * retry: they go to the dead letter sink, or are dropped by policy when the source has none.
+ */
+export class CountingSink {
+  /** `source|id` → 2xx answers. */
+  readonly accepted = new Map<string, number>()
+  /** `source|id` answered 400. */
+  readonly refused = new Set<string>()
+  /** Requests by answer: `2xx`, `400`, `503`, `reset`. */
+  readonly answers: Record<string, number> = {}
+  readonly #refuse: (id: string) => boolean
+  readonly #sockets = new Set<Socket>()
+  #server: Server | undefined
+  #port = 0
+  #mode: SinkMode = 'up'
+
+  constructor(refuse: (id: string) => boolean = () => false) {
+    this.#refuse = refuse
+  }
+
+  async start(): Promise<this> {
+    await this.#listen(0)
+    return this
+  }
+
+  url(source: string): string {
+    return `http://127.0.0.1:${this.#port}/${source}`
+  }
+
+  get mode(): SinkMode {
+    return this.#mode
+  }
+
+  /** Unique ids accepted for `source`. */
+  ids(source: string): Set<string> {
+    const prefix = `${source}|`
+    return new Set([...this.accepted.keys()].filter(k => k.startsWith(prefix)).map(k => k.slice(prefix.length)))
+  }
+
+  async setMode(mode: SinkMode): Promise<void> {
+    if (mode === this.#mode) return
+    const was = this.#mode
+    this.#mode = mode
+    if (mode === 'closed') {
+      const server = this.#server!
+      this.#server = undefined
+      for (const socket of this.#sockets) socket.destroy()
+      await new Promise(resolve => server.close(resolve))
+    } else if (was === 'closed') {
+      await this.#listen(this.#port)
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.setMode('closed')
+  }
+
+  async #listen(port: number): Promise<void> {
+    const server = createServer((req, res) => this.#handle(req, res))
+    server.on('connection', socket => {
+      this.#sockets.add(socket)
+      socket.on('close', () => this.#sockets.delete(socket))
+    })
+    server.listen(port, '127.0.0.1')
+    await once(server, 'listening')
+    this.#port = (server.address() as AddressInfo).port
+    this.#server = server
+  }
+
+  #handle(req: IncomingMessage, res: ServerResponse): void {
+    const chunks: Buffer[] = []
+    req.on('data', (chunk: Buffer) => chunks.push(chunk))
+    req.on('end', () => {
+      const id = Buffer.concat(chunks).toString('utf8')
+      const source = (req.url ?? '/').split('/')[1] ?? ''
+      const key = `${source}|${id}`
+      const answer = (status: number, label = String(status)): void => {
+        this.answers[label] = (this.answers[label] ?? 0) + 1
+        res.writeHead(status).end()
+      }
+      if (this.#mode === 'reset') {
+        this.answers['reset'] = (this.answers['reset'] ?? 0) + 1
+        req.socket.destroy()
+      } else if (this.#mode === '5xx') {
+        answer(503)
+      } else if (this.#refuse(id)) {
+        this.refused.add(key)
+        answer(400)
+      } else {
+        this.accepted.set(key, (this.accepted.get(key) ?? 0) + 1)
+        answer(202, '2xx')
+      }
+    })
+  }
+}
+
+// ---- KafkaSources through the API ----
+
+export interface SourceSpec {
+  readonly name: string
+  readonly topic: string
+  readonly bootstrap?: string
+  readonly sink: string
+  readonly deadLetterSink?: string
+  readonly consumers: number
+  /** `retry`, `backoffPolicy`, `backoffDelay` of spec.delivery. */
+  readonly retry?: number
+}
+
+export function kafkaSourceManifest(spec: SourceSpec): string {
+  const delivery =
+    spec.deadLetterSink !== undefined || spec.retry !== undefined
+      ? [
+          '  delivery:',
+          `    retry: ${spec.retry ?? 10}`,
+          '    backoffPolicy: linear',
+          '    backoffDelay: PT0.5S',
+          ...(spec.deadLetterSink ? [`    deadLetterSink: {uri: "${spec.deadLetterSink}"}`] : [])
+        ]
+      : []
+  return [
+    'apiVersion: sources.knative.dev/v1beta1',
+    'kind: KafkaSource',
+    `metadata: {name: ${spec.name}}`,
+    'spec:',
+    `  bootstrapServers: [${spec.bootstrap ?? brokers()}]`,
+    `  topics: [${spec.topic}]`,
+    `  consumers: ${spec.consumers}`,
+    '  initialOffset: earliest',
+    '  ordering: unordered',
+    `  sink: {uri: "${spec.sink}"}`,
+    ...delivery,
+    ''
+  ].join('\n')
+}
+
+export async function createSource(api: string, spec: SourceSpec): Promise<void> {
+  const created = await http('POST', `${api}${KS}`, kafkaSourceManifest(spec))
+  if (created.status !== 201)
+    throw new Error(`creating ${spec.name}: ${created.status} ${JSON.stringify(created.body)}`)
+}
+
+export async function waitReady(api: string, names: readonly string[], timeoutMs = 120_000): Promise<void> {
+  await eventually(
+    async () => {
+      for (const name of names) {
+        const answer = await http('GET', `${api}${KS}/${name}`)
+        const ready = (answer.body?.status?.conditions ?? []).find((c: { type: string }) => c.type === 'Ready')
+        if (ready?.status !== 'True') return undefined
+      }
+      return true
+    },
+    timeoutMs,
+    `${names.join(', ')} Ready`
+  )
+}
+
+/** A dispatcher's /metrics: the sum of a metric's samples (over every source and label). */
+export async function metricSum(metricsUrl: string, name: string): Promise<number> {
+  const response = await fetch(metricsUrl)
+  const families = parseExposition(await response.text())
+  return (families.get(name)?.samples ?? []).reduce((sum, s) => sum + s.value, 0)
+}
+
+// ---- figures ----
+
+export interface Figures {
+  readonly drill: string
+  readonly produced: number
+  readonly delivered: number
+  readonly deadLettered: number
+  readonly dropped: number
+  readonly lost: number
+  readonly duplicated: number
+  readonly lostIds: readonly string[]
+}
+
+/**
+ * Counts, over the drill's sources, every produced id at the sinks: delivered (2xx at the sink), dead-lettered
+ * (2xx at the dead letter sink, not delivered), dropped (refused with a non-retriable status by the sink of a
+ * source without a dead letter sink — Shoal's drop policy — and neither delivered nor dead-lettered), lost (the
+ * rest), duplicated (2xx answers beyond the first per id, at sink and dead letter sink together).
+ */
+export function countFigures(
+  drill: string,
+  produced: ReadonlySet<string>,
+  sources: ReadonlyArray<{ readonly name: string; readonly sink: CountingSink; readonly deadLetter?: CountingSink }>
+): Figures {
+  let delivered = 0
+  let deadLettered = 0
+  let dropped = 0
+  let duplicated = 0
+  const lostIds: string[] = []
+  for (const { name, sink, deadLetter } of sources) {
+    for (const id of produced) {
+      const key = `${name}|${id}`
+      const atSink = sink.accepted.get(key) ?? 0
+      const atDls = deadLetter?.accepted.get(key) ?? 0
+      if (atSink + atDls > 1) duplicated += atSink + atDls - 1
+      if (atSink > 0) delivered++
+      else if (atDls > 0) deadLettered++
+      else if (deadLetter === undefined && sink.refused.has(key)) dropped++
+      else lostIds.push(key)
+    }
+  }
+  const total = produced.size * sources.length
+  return {
+    drill,
+    produced: total,
+    delivered,
+    deadLettered,
+    dropped,
+    lost: total - delivered - deadLettered - dropped,
+    duplicated,
+    lostIds
+  }
+}
+
+/** Prints the figures (a `#` diagnostic line) and appends them to SHOAL_FAULTS_FIGURES for the summary table. */
+export function report(figures: Figures, notes: Record<string, string | number> = {}): void {
+  const { lostIds, ...numbers } = figures
+  const extra = Object.entries(notes)
+    .map(([k, v]) => `, ${k} ${v}`)
+    .join('')
+  console.log(
+    `# drill ${figures.drill}: produced ${figures.produced}, delivered ${figures.delivered}, dead-lettered ` +
+      `${figures.deadLettered}, dropped ${figures.dropped}, lost ${figures.lost}, duplicated ${figures.duplicated}${extra}` +
+      (lostIds.length > 0 ? ` (lost e.g. ${lostIds.slice(0, 5).join(' ')})` : '')
+  )
+  const file = process.env.SHOAL_FAULTS_FIGURES
+  if (file) appendFileSync(file, JSON.stringify({ ...numbers, ...notes }) + '\n')
+}
+
+/** Waits until nothing is lost (or the limit), then counts: the assertion is on the figures, not on the wait. */
+export async function settle(
+  drill: string,
+  produced: ReadonlySet<string>,
+  sources: Parameters<typeof countFigures>[2],
+  timeoutMs = 180_000
+): Promise<Figures> {
+  try {
+    await eventually(
+      async () => (countFigures(drill, produced, sources).lost === 0 ? true : undefined),
+      timeoutMs,
+      `every id of ${drill} delivered, dead-lettered or dropped`
+    )
+  } catch {
+    // The figures below say what is missing; the drill's assertion fails on them.
+  }
+  return countFigures(drill, produced, sources)
+}
