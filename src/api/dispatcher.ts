@@ -3,9 +3,11 @@ import { invalid } from '../errors/index.ts'
 import type { FieldError } from '../errors/index.ts'
 import { deepFreeze } from './freeze.ts'
 import { DispatcherKind, apiVersionOf } from './kinds.ts'
+import { validateSecret } from './secret.ts'
+import type { SecretResource } from './secret.ts'
 import { checkDns1123Subdomain } from './names.ts'
 import type { ObjectMeta, SourceResource } from './types.ts'
-import { validateResource } from './validate.ts'
+import { DEFAULT_NAMESPACE, validateResource } from './validate.ts'
 
 /** The desired state of one dispatcher; its live state (zone, capacity, load) comes from its heartbeats. */
 export interface DispatcherResource {
@@ -96,8 +98,8 @@ export function validateDispatcher(given: Record<string, unknown>): DispatcherRe
   return deepFreeze(working) as unknown as DispatcherResource
 }
 
-/** Any object the API serves: a source, validated by validateResource, or a Dispatcher. */
-export type ShoalResource = SourceResource | DispatcherResource
+/** Any object the API serves: a source, validated by validateResource, a Dispatcher, or a Secret. */
+export type ShoalResource = SourceResource | DispatcherResource | SecretResource
 
 /** Validates any served object, dispatching on its kind. */
 export function validateObject(input: unknown): ShoalResource {
@@ -108,6 +110,14 @@ export function validateObject(input: unknown): ShoalResource {
     (input as { apiVersion?: unknown }).apiVersion === apiVersionOf(DispatcherKind)
   ) {
     return validateDispatcher(input as Record<string, unknown>)
+  }
+  if (
+    typeof input === 'object' &&
+    input !== null &&
+    (input as { kind?: unknown }).kind === 'Secret' &&
+    (input as { apiVersion?: unknown }).apiVersion === 'v1'
+  ) {
+    return validateSecret(input as Record<string, unknown>, DEFAULT_NAMESPACE)
   }
   return validateResource(input)
 }

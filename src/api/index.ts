@@ -6,6 +6,7 @@ export {
   DispatcherKind,
   KafkaSourceKind,
   PingSourceKind,
+  SecretKind,
   apiVersionOf,
   kindByApiVersion,
   kindByPath,
@@ -54,3 +55,6 @@ export {
 export type { Requirement, SelectorParse } from './label-selector.ts'
 export { dispatcherSchema, validateDispatcher, validateObject } from './dispatcher.ts'
 export type { DispatcherResource, ShoalResource } from './dispatcher.ts'
+export { MAX_SECRET_BYTES, secretSchema, validateSecret } from './secret.ts'
+export type { SecretResource } from './secret.ts'
+export { checkDns1123Label, checkDns1123Subdomain } from './names.ts'

@@ -41,11 +41,22 @@ export const DispatcherKind: KindInfo = Object.freeze({
   namespaced: false
 })
 
+/** A Kubernetes core `v1` Secret: credentials a KafkaSource's `spec.net` refers to; stored encrypted. */
+export const SecretKind: KindInfo = Object.freeze({
+  group: '',
+  version: 'v1',
+  kind: 'Secret',
+  plural: 'secrets',
+  singular: 'secret',
+  shortNames: Object.freeze([]),
+  namespaced: true
+})
+
 /** The source kinds, in the order `shoal get all` lists them. */
 export const sourceKinds: readonly KindInfo[] = Object.freeze([KafkaSourceKind, PingSourceKind])
 
 /** Every kind the API serves. */
-export const kinds: readonly KindInfo[] = Object.freeze([KafkaSourceKind, PingSourceKind, DispatcherKind])
+export const kinds: readonly KindInfo[] = Object.freeze([KafkaSourceKind, PingSourceKind, DispatcherKind, SecretKind])
 
 export function apiVersionOf(info: KindInfo): string {
   return info.group === '' ? info.version : `${info.group}/${info.version}`

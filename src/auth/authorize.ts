@@ -45,8 +45,10 @@ export function classifyRequest(path: string, method: string): ApiRequest {
       namespace: safeDecode(sourceOperation[1] ?? '')
     }
   }
-  if (!path.startsWith('/apis/')) return { kind: 'operator', path }
-  const parts = path.split('/').slice(1).map(safeDecode)
+  // Kubernetes' core group (Secrets) lives under /api/v1: read it as /apis/<empty group>/v1.
+  const apisPath = path.startsWith('/api/') ? `/apis//${path.slice('/api/'.length)}` : path
+  if (!apisPath.startsWith('/apis/')) return { kind: 'operator', path }
+  const parts = apisPath.split('/').slice(1).map(safeDecode)
   const [, group = '', version = ''] = parts
   const namespaced = parts[3] === 'namespaces' && parts.length >= 5
   const plural = (namespaced ? parts[5] : parts[3]) ?? ''

@@ -4,6 +4,8 @@ import { parseDurationFlag } from '../dispatcher/index.ts'
 import { ShoalError } from '../errors/index.ts'
 import { controllerSecurity } from '../auth/index.ts'
 import type { ControllerSecurity } from '../auth/index.ts'
+import { loadSecretKey } from '../secrets/index.ts'
+import type { SecretKey } from '../secrets/index.ts'
 import { startController } from './controller.ts'
 import { createLogger } from './logger.ts'
 
@@ -11,7 +13,8 @@ const usage = `usage: shoal controller --kafka HOST:PORT[,HOST:PORT…] [--port 
                         [--prefix shoal] [--buckets 16] [--id NAME] [--service-url-template URL]
                         [--liveness-timeout 10s] [--scheduler-config ha|compact|FILE]
                         [--tokens FILE] [--forbidden-sink-cidrs CIDR,…]
-                        [--tls-cert FILE --tls-key FILE [--tls-ca FILE]]`
+                        [--tls-cert FILE --tls-key FILE [--tls-ca FILE]]
+                        [--secret-key-file FILE]   (or SHOAL_SECRET_KEY: seals Secrets)`
 
 /** `shoal controller`: one control-plane replica, until SIGINT or SIGTERM. */
 export async function runControllerCommand(argv: readonly string[]): Promise<number> {
@@ -34,6 +37,7 @@ export async function runControllerCommand(argv: readonly string[]): Promise<num
         'tls-cert': { type: 'string' },
         'tls-key': { type: 'string' },
         'tls-ca': { type: 'string' },
+        'secret-key-file': { type: 'string' },
         help: { type: 'boolean', short: 'h' }
       },
       strict: true,
@@ -86,11 +90,19 @@ export async function runControllerCommand(argv: readonly string[]): Promise<num
     process.stderr.write(`shoal controller: ${(error as Error).message}\n`)
     return 2
   }
+  let secretKey: SecretKey | undefined
+  try {
+    secretKey = loadSecretKey(values['secret-key-file'])
+  } catch (error) {
+    process.stderr.write(`shoal controller: ${(error as Error).message}\n`)
+    return 2
+  }
   const logger = createLogger('shoal-controller')
   try {
     const controller = await startController({
       ...(security.tls === undefined ? {} : { tls: security.tls }),
       guard: security.guard,
+      ...(secretKey === undefined ? {} : { secretKey }),
       brokers,
       port,
       host: values.host,

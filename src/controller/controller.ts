@@ -1,6 +1,7 @@
 import { hostname } from 'node:os'
 import {
   DispatcherKind,
+  SecretKind,
   checkServiceUrlTemplate,
   checkUpdate,
   defaultConsumerGroup,
@@ -13,6 +14,7 @@ import { ErrorCodes, ShoalError, invalid } from '../errors/index.ts'
 import { MembersFollower } from '../dispatcher/index.ts'
 import type { MemberStatus } from '../dispatcher/index.ts'
 import { loadSchedulerConfig } from '../scheduler/index.ts'
+import type { SecretKey } from '../secrets/index.ts'
 import { ApiServer } from '../server/index.ts'
 import { ResourceStore } from '../store/index.ts'
 import type { StoredObject } from '../store/index.ts'
@@ -46,6 +48,8 @@ export interface ControllerOptions {
   readonly guard?: ApiGuard
   /** Serve the API over HTTPS. */
   readonly tls?: ApiTls
+  /** Seals Secrets in the store and opens them for the source's Kafka clients (docs/secrets.md); absent: none. */
+  readonly secretKey?: SecretKey
 }
 
 export interface RunningController {
@@ -69,6 +73,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
     ...(options.port === undefined ? {} : { port: options.port }),
     ...(options.guard === undefined ? {} : { guard: options.guard }),
     ...(options.tls === undefined ? {} : { tls: options.tls }),
+    ...(options.secretKey === undefined ? {} : { secretKey: options.secretKey }),
     log: (level, message, fields) => log[level](fields ?? {}, message),
     present: entry =>
       entry.object.kind === DispatcherKind.kind
@@ -102,7 +107,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
       replicaId,
       url,
       statusOf: (object, previous) =>
-        object.kind === DispatcherKind.kind
+        object.kind === DispatcherKind.kind || object.kind === SecretKind.kind
           ? {}
           : sourceStatus(object as unknown as SourceResource, {
               serviceUrlTemplate,
@@ -174,7 +179,12 @@ export async function startController(options: ControllerOptions): Promise<Runni
     sourceOffsets(store)
   )
   leader.start()
-  const reconciler = new SourceReconciler({ store, serviceUrlTemplate, log: logTo })
+  const reconciler = new SourceReconciler({
+    store,
+    serviceUrlTemplate,
+    log: logTo,
+    ...(options.secretKey === undefined ? {} : { secretKey: options.secretKey })
+  })
   reconciler.start()
   log.info({ replicaId, url }, 'controller ready')
   return {

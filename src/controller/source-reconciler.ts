@@ -1,4 +1,7 @@
 import type { ConditionObservation, KafkaSource, SourceStatus } from '../api/index.ts'
+import { kafkaErrorMessage } from '../kafka/index.ts'
+import { resolveSourceNet, secretsReferenced, unresolvedMessage } from '../secrets/index.ts'
+import type { SecretKey } from '../secrets/index.ts'
 import { commitInitialOffsets } from '../source/index.ts'
 import type { ResourceStore } from '../store/index.ts'
 import { sourceStatus } from './presentation.ts'
@@ -9,6 +12,8 @@ export interface SourceReconcilerOptions {
   readonly log: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void
   /** Longest wait between attempts for a source whose Kafka cannot be reached. */
   readonly maxBackoffMs?: number
+  /** Opens the Secrets a source's `spec.net` refers to; absent: such a source reports that it cannot. */
+  readonly secretKey?: SecretKey
 }
 
 /**
@@ -51,6 +56,7 @@ export class SourceReconciler {
   }
 
   #consider(key: string): void {
+    if (key.startsWith('Secret/')) return this.#secretChanged(key)
     if (this.#stopped || !key.startsWith('KafkaSource/') || this.#inFlight.has(key) || this.#retry.has(key)) return
     const store = this.#options.store
     const entry = store.peek(key)
@@ -64,6 +70,20 @@ export class SourceReconciler {
     void this.#reconcile(key).finally(() => this.#inFlight.delete(key))
   }
 
+  /** A Secret changed: its namespace's sources that refer to it reconcile again (new credentials, or now found). */
+  #secretChanged(secretKey: string): void {
+    const [, namespace, name] = secretKey.split('/')
+    for (const entry of this.#options.store.snapshot(k => k.startsWith(`KafkaSource/${namespace}/`))) {
+      const source = entry.object as unknown as KafkaSource
+      if (!secretsReferenced(source.spec.net).includes(name ?? '')) continue
+      this.#done.delete(entry.key)
+      const timer = this.#retry.get(entry.key)
+      if (timer !== undefined) clearTimeout(timer)
+      this.#retry.delete(entry.key)
+      this.#consider(entry.key)
+    }
+  }
+
   async #reconcile(key: string): Promise<void> {
     const store = this.#options.store
     const entry = store.peek(key)
@@ -71,8 +91,21 @@ export class SourceReconciler {
     const source = entry.object as unknown as KafkaSource
     const generation = source.metadata.generation ?? 0
     let observation: ConditionObservation
+    const net = resolveSourceNet(source, k => store.peek(k)?.object, this.#options.secretKey)
+    if (net.kind === 'unresolved') {
+      // A missing Secret or key is the user's to fix: say which field, retry (a new Secret also wakes us).
+      observation = {
+        type: 'InitialOffsetsCommitted',
+        status: 'False',
+        reason: 'NetSecretNotResolved',
+        message: unresolvedMessage(net)
+      }
+      this.#scheduleRetry(key)
+      return this.#writeCondition(key, observation)
+    }
     try {
       const result = await commitInitialOffsets({
+        ...(net.security === undefined ? {} : { security: net.security }),
         brokers: source.spec.bootstrapServers,
         groupId: source.spec.consumerGroup ?? '',
         topics: source.spec.topics,
@@ -90,7 +123,7 @@ export class SourceReconciler {
         type: 'InitialOffsetsCommitted',
         status: 'False',
         reason: 'OffsetsNotCommitted',
-        message: `could not commit the initial offsets of group ${source.spec.consumerGroup}: ${(error as Error).message}`
+        message: `could not commit the initial offsets of group ${source.spec.consumerGroup}: ${kafkaErrorMessage(error)}`
       }
       this.#scheduleRetry(key)
     }

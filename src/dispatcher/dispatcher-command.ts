@@ -6,6 +6,8 @@ import { isShoalError } from '../errors/index.ts'
 import { parseBootstrap } from '../kafka/index.ts'
 import { DEFAULT_MAX_SOURCE_LABELS, DispatcherMetrics, startMetricsServer } from '../metrics/index.ts'
 import type { MetricsServer } from '../metrics/index.ts'
+import { loadSecretKey } from '../secrets/index.ts'
+import type { SecretKey } from '../secrets/index.ts'
 import { storeNames } from '../store/index.ts'
 import { DEFAULT_SCHEDULE_CAPACITY, DISPATCHER_ID, startDispatcher } from './dispatcher.ts'
 import type { DispatcherOptions } from './dispatcher.ts'
@@ -22,6 +24,7 @@ const usage = `usage: shoal dispatcher --kafka HOST:PORT[,HOST:PORT…] --id dis
                         [--schedule-capacity ${DEFAULT_SCHEDULE_CAPACITY}] [--prefix shoal] [--liveness-timeout ${DEFAULT_LIVENESS_TIMEOUT_MS / 1000}s] [--buckets 16]
                         [--metrics-port N] [--metrics-source-labels ${DEFAULT_MAX_SOURCE_LABELS}] [--ping-late-ticks ${DEFAULT_LATE_POLICY}|last|none]
                         [--max-connections-per-origin ${DELIVERER_DEFAULTS.maxConnectionsPerOrigin}] [--forbidden-sink-cidrs default|CIDR,…]
+                        [--secret-key-file FILE]   (or SHOAL_SECRET_KEY: opens the Secrets of sources' spec.net)
 defaults from the environment: --kafka KAFKA_BOOTSTRAP_SERVERS, --id from POD_NAME or HOSTNAME ending in -N,
 --zone SHOAL_ZONE, --node NODE_NAME`
 
@@ -39,6 +42,8 @@ export type DispatcherArgs = Omit<DispatcherOptions, 'log' | 'signal'> & {
   readonly forbiddenSinkCidrs?: readonly string[]
   /** Missed PingSource ticks a schedule that comes here fires, unless its annotation says (default all). */
   readonly pingLateTicks?: LatePolicy
+  /** `--secret-key-file` or SHOAL_SECRET_KEY: opens the Secrets sources' `spec.net` refers to. */
+  readonly secretKey?: SecretKey
 }
 
 /**
@@ -101,6 +106,7 @@ export async function runDispatcherCommand(argv: readonly string[]): Promise<num
       ...(options.forbiddenSinkCidrs === undefined
         ? {}
         : { sinkPolicy: new SinkPolicy({ forbiddenCidrs: options.forbiddenSinkCidrs }) }),
+      ...(options.secretKey === undefined ? {} : { secretKey: options.secretKey }),
       log
     })
     metrics?.track(plane)
@@ -181,6 +187,7 @@ export function parseDispatcherArgs(
         'forbidden-sink-cidrs': { type: 'string' },
         'ping-late-ticks': { type: 'string' },
         'max-connections-per-origin': { type: 'string' },
+        'secret-key-file': { type: 'string' },
         help: { type: 'boolean', short: 'h' }
       },
       strict: true,
@@ -248,6 +255,12 @@ export function parseDispatcherArgs(
   if (pingLateTicks !== undefined && !isLatePolicy(pingLateTicks)) {
     throw new UsageProblem(`--ping-late-ticks must be all, last or none, not "${pingLateTicks}"`)
   }
+  let secretKey: SecretKey | undefined
+  try {
+    secretKey = loadSecretKey(values['secret-key-file'], env)
+  } catch (error) {
+    throw new UsageProblem((error as Error).message)
+  }
   let livenessTimeoutMs: number | undefined
   if (values['liveness-timeout'] !== undefined) {
     livenessTimeoutMs = parseDurationFlag(values['liveness-timeout'])
@@ -276,7 +289,8 @@ export function parseDispatcherArgs(
     ...(metricsSourceLabels === undefined ? {} : { metricsSourceLabels }),
     ...(maxConnectionsPerOrigin === undefined ? {} : { maxConnectionsPerOrigin }),
     ...(forbiddenSinkCidrs === undefined ? {} : { forbiddenSinkCidrs }),
-    ...(pingLateTicks === undefined ? {} : { pingLateTicks })
+    ...(pingLateTicks === undefined ? {} : { pingLateTicks }),
+    ...(secretKey === undefined ? {} : { secretKey })
   }
 }
 

@@ -1,7 +1,9 @@
 import type { KafkaSource } from '../api/index.ts'
 import { Deliverer, deliveryTargetFor, recordToEvent } from '../delivery/index.ts'
 import type { DeliveryObserver, DeliveryTarget, SinkPolicy } from '../delivery/index.ts'
-import { LogTailer } from '../kafka/index.ts'
+import { LogTailer, securityFingerprint } from '../kafka/index.ts'
+import { resolveSourceNet, unresolvedMessage } from '../secrets/index.ts'
+import type { NetResolution, SecretKey } from '../secrets/index.ts'
 import { SourceRunner } from '../source/index.ts'
 import type { Deliver, Outcome, SourceRecord } from '../source/index.ts'
 import { decodeValue, storeNames } from '../store/index.ts'
@@ -20,6 +22,8 @@ export interface KafkaSourcePlaneOptions {
   readonly observer?: DeliveryObserver
   /** Refuses sinks at forbidden addresses when connecting (multi-tenant installations; docs/security.md). */
   readonly sinkPolicy?: SinkPolicy
+  /** Opens the Secrets of sources' `spec.net` (SASL/TLS to their brokers; docs/secrets.md). */
+  readonly secretKey?: SecretKey
   readonly log: DispatcherLog
 }
 
@@ -41,6 +45,8 @@ export interface KafkaSourceActivity {
 interface Running {
   readonly resourceVersion: string
   readonly runner: SourceRunner
+  /** Which credentials it connects with (securityFingerprint): a changed Secret restarts it. */
+  readonly security: string
 }
 
 /**
@@ -52,6 +58,8 @@ interface Running {
 export class KafkaSourcePlane {
   readonly #options: KafkaSourcePlaneOptions
   readonly #resources = new Map<string, { offset: bigint; object: StoredObject }>()
+  /** The Secrets (sealed, as stored) that sources' `spec.net` may refer to. */
+  readonly #secrets = new Map<string, StoredObject>()
   readonly #tailer: LogTailer
   readonly #deliverer: Deliverer
   /** Each source's last delivery error, for its status (DESIGN: records stay small — one per source). */
@@ -69,6 +77,7 @@ export class KafkaSourcePlane {
       topics: [topic],
       onRecord: record => {
         const key = record.key?.toString('utf8')
+        if (key?.startsWith('Secret/')) return this.#onSecret(key, decodeValue(record.value, record.headers))
         if (!key?.startsWith('KafkaSource/')) return
         const decoded = decodeValue(record.value, record.headers)
         if (decoded.kind === 'tombstone') this.#resources.delete(key)
@@ -144,6 +153,18 @@ export class KafkaSourcePlane {
     })
   }
 
+  #onSecret(key: string, decoded: ReturnType<typeof decodeValue>): void {
+    if (decoded.kind === 'tombstone') this.#secrets.delete(key)
+    else if (decoded.kind === 'value') this.#secrets.set(key, (decoded.value as { object: StoredObject }).object)
+    else return
+    if (this.#wanted.size > 0) this.#schedule()
+  }
+
+  /** A source's `spec.net` as client settings, from the Secrets of its namespace. */
+  #netOf(object: StoredObject): NetResolution {
+    return resolveSourceNet(object as unknown as KafkaSource, key => this.#secrets.get(key), this.#options.secretKey)
+  }
+
   #schedule(): void {
     this.#applying = this.#applying
       .then(() => this.#reconcile())
@@ -168,6 +189,9 @@ export class KafkaSourcePlane {
       ) {
         this.#runners.delete(key)
         closing.push(running.runner.close({ leaveGroup: false }))
+      } else if (this.#securityChanged(key, running)) {
+        this.#runners.delete(key)
+        closing.push(running.runner.close({ leaveGroup: false }))
       } else if (placement.resourceVersion === running.resourceVersion) {
         void running.runner.setVReplicas(placement.vreplicas)
       }
@@ -178,9 +202,16 @@ export class KafkaSourcePlane {
       const object = this.#specAt(key, placement.resourceVersion)
       if (!object) continue // its spec has not been read yet: the resources record will call us again
       const source = object as unknown as KafkaSource
+      const net = this.#netOf(object)
+      if (net.kind === 'unresolved') {
+        // Not started until its Secrets resolve (a Secret record calls us again); the status says which field.
+        this.#errors.note(key, `cannot connect to the source's brokers: ${unresolvedMessage(net)}`)
+        continue
+      }
       const deliver = this.#deliverFor(source)
       const runner = new SourceRunner({
         brokers: source.spec.bootstrapServers,
+        ...(net.security === undefined ? {} : { security: net.security }),
         source: {
           key,
           groupId: source.spec.consumerGroup ?? key,
@@ -194,8 +225,20 @@ export class KafkaSourcePlane {
         deliver,
         log: this.#options.log
       })
-      this.#runners.set(key, { resourceVersion: placement.resourceVersion, runner })
+      this.#runners.set(key, {
+        resourceVersion: placement.resourceVersion,
+        runner,
+        security: securityFingerprint(net.security)
+      })
     }
+  }
+
+  /** Whether a running source's Secrets now say something else (new credentials, or none it can use). */
+  #securityChanged(key: string, running: Running): boolean {
+    const object = this.#resources.get(key)?.object
+    if (object === undefined) return false
+    const net = this.#netOf(object)
+    return net.kind === 'unresolved' || securityFingerprint(net.security) !== running.security
   }
 
   /** The source as stored at the contract's resourceVersion or later (a later one is as good: it will come). */

@@ -17,6 +17,8 @@ import {
 } from '../api/index.ts'
 import type { KindInfo, ShoalResource } from '../api/index.ts'
 import { ErrorCodes, ShoalError, invalid, isShoalError } from '../errors/index.ts'
+import { checkSealedSecret, presentSecret, sealSecret } from '../secrets/index.ts'
+import type { SecretKey } from '../secrets/index.ts'
 import type { ResourceStore, StoredEntry, WriteOp, WriteResult } from '../store/index.ts'
 import { openApiDocument } from './openapi.ts'
 import { readBody } from './read-body.ts'
@@ -40,6 +42,8 @@ export interface ApiServerOptions {
   readonly guard?: ApiGuard
   /** Serve HTTPS with this certificate; calls to other replicas then trust its CAs. */
   readonly tls?: ApiTls
+  /** Seals Secret values before they are written or forwarded (docs/secrets.md); absent: Secrets are refused. */
+  readonly secretKey?: SecretKey
 }
 
 /** Answers a request for a path it serves and returns true, or returns false and leaves the response alone. */
@@ -187,7 +191,8 @@ export class ApiServer {
       })
     }
 
-    const parts = decodePath(path)
+    // Kubernetes serves its core group (Secrets) under /api/v1: the same as /apis/<empty group>/v1.
+    const parts = decodePath(path.startsWith('/api/') ? `/apis//${path.slice('/api/'.length)}` : path)
     if (parts === undefined)
       return this.#send(res, failure(400, 'BadRequest', `the path ${path} is not valid percent-encoding`))
     if (parts[0] !== 'apis' || parts.length < 4) {
@@ -295,7 +300,7 @@ export class ApiServer {
     principal: Principal
   ): Promise<void> {
     const object = await this.#admit(req, info, namespace, undefined, principal)
-    const result = await this.#execute({ kind: 'create', object: toNew(object) }, req)
+    const result = await this.#execute({ kind: 'create', object: toNew(object, this.#options.secretKey) }, req)
     this.#json(res, 201, this.#present(result.entry))
   }
 
@@ -309,7 +314,11 @@ export class ApiServer {
   ): Promise<void> {
     const object = await this.#admit(req, info, namespace, name, principal)
     const expected = object.metadata.resourceVersion
-    const op: WriteOp = { kind: 'update', object: toNew(object), ...(expected ? { expectedVersion: expected } : {}) }
+    const op: WriteOp = {
+      kind: 'update',
+      object: toNew(object, this.#options.secretKey),
+      ...(expected ? { expectedVersion: expected } : {})
+    }
     const result = await this.#execute(op, req)
     this.#json(res, 200, this.#present(result.entry))
   }
@@ -492,6 +501,8 @@ export class ApiServer {
   }
 
   #present(entry: StoredEntry): unknown {
+    // A Secret is shown by its key names only, whoever presents the other kinds.
+    if (entry.object.kind === 'Secret') return presentSecret(entry)
     return (this.#options.present ?? plainPresentation)(entry)
   }
 
@@ -583,6 +594,15 @@ function admitForwarded(text: string): WriteOp {
   switch (op?.kind) {
     case 'create':
     case 'update': {
+      // Secrets arrive sealed (the receiving replica sealed them): check their shape, never expect clear values.
+      if ((op.object as { kind?: unknown } | undefined)?.kind === 'Secret') {
+        const expected = op.kind === 'update' ? op.expectedVersion : undefined
+        return {
+          kind: op.kind,
+          object: checkSealedSecret(op.object),
+          ...(expected === undefined ? {} : { expectedVersion: String(expected) })
+        }
+      }
       const object = validateObject(op.object)
       const expected = op.kind === 'update' ? op.expectedVersion : undefined
       return {
@@ -606,7 +626,16 @@ function keyOf(op: WriteOp): string {
     : op.key
 }
 
-function toNew(object: ShoalResource): Extract<WriteOp, { kind: 'create' }>['object'] {
+function toNew(object: ShoalResource, secretKey?: SecretKey): Extract<WriteOp, { kind: 'create' }>['object'] {
+  if (object.kind === 'Secret') {
+    if (secretKey === undefined) {
+      throw new ShoalError(
+        ErrorCodes.SECRET_KEY_MISSING,
+        'this controller has no secret key, so it stores no Secret: start it with --secret-key-file FILE or SHOAL_SECRET_KEY'
+      )
+    }
+    return sealSecret(object, secretKey)
+  }
   const { name, namespace, labels, annotations } = object.metadata
   return {
     apiVersion: object.apiVersion,

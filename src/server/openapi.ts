@@ -1,5 +1,5 @@
 import packageJson from '../../package.json' with { type: 'json' }
-import { apiVersionOf, dispatcherSchema, kinds, schemas } from '../api/index.ts'
+import { apiVersionOf, dispatcherSchema, kinds, schemas, secretSchema } from '../api/index.ts'
 
 /** A small OpenAPI 3 description of the resource API, with the same JSON Schemas the server validates with. */
 export function openApiDocument(): unknown {
@@ -74,7 +74,11 @@ export function openApiDocument(): unknown {
           kinds.map(k => [
             k.kind,
             schemas[k.kind] ??
-              (k.kind === 'Dispatcher' ? dispatcherSchema : { type: 'object', description: apiVersionOf(k) })
+              (k.kind === 'Dispatcher'
+                ? dispatcherSchema
+                : k.kind === 'Secret'
+                  ? secretSchema
+                  : { type: 'object', description: apiVersionOf(k) })
           ])
         ),
         Status: {

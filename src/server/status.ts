@@ -29,7 +29,8 @@ const byCode: Record<string, { code: number; reason: string }> = {
   [ErrorCodes.UNAUTHENTICATED]: { code: 401, reason: 'Unauthorized' },
   [ErrorCodes.FORBIDDEN]: { code: 403, reason: 'Forbidden' },
   [ErrorCodes.RATE_LIMITED]: { code: 429, reason: 'TooManyRequests' },
-  [ErrorCodes.SINK_REFUSED]: { code: 422, reason: 'Invalid' }
+  [ErrorCodes.SINK_REFUSED]: { code: 422, reason: 'Invalid' },
+  [ErrorCodes.SECRET_KEY_MISSING]: { code: 501, reason: 'NotImplemented' }
 }
 
 /** Maps any error to a Status; unknown errors become a 500 without internals. */

@@ -1,6 +1,7 @@
 import { Admin } from '@platformatic/kafka'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
-import { IsolationLevels } from '../kafka/index.ts'
+import { IsolationLevels, kafkaSecurityOptions } from '../kafka/index.ts'
+import type { KafkaClientSecurity } from '../kafka/index.ts'
 import type { PartitionOffset } from './offset-committer.ts'
 import type { InitialOffset } from './types.ts'
 
@@ -10,6 +11,8 @@ export interface CommitInitialOffsetsOptions {
   readonly topics: readonly string[]
   readonly initialOffset: InitialOffset
   readonly clientId?: string
+  /** SASL/TLS to the source's brokers (its resolved `spec.net`); absent: PLAINTEXT. */
+  readonly security?: KafkaClientSecurity
 }
 
 export interface InitialOffsetsResult {
@@ -34,6 +37,7 @@ export async function commitInitialOffsets(options: CommitInitialOffsetsOptions)
   const admin = new Admin({
     clientId: options.clientId ?? `shoal-initial-offsets`,
     bootstrapBrokers: [...options.brokers],
+    ...kafkaSecurityOptions(options.security),
     retries: 3,
     retryDelay: 250
   })

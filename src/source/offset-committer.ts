@@ -1,5 +1,7 @@
 import { ConnectionPool, offsetCommitV8 } from '@platformatic/kafka'
 import type { Broker } from '@platformatic/kafka'
+import { kafkaSecurityOptions } from '../kafka/index.ts'
+import type { KafkaClientSecurity } from '../kafka/index.ts'
 
 /** Who commits: a group member's identity in its current generation. */
 export interface CommitIdentity {
@@ -30,8 +32,8 @@ export interface PartitionOffset {
 export class OffsetCommitter {
   readonly #pool: ConnectionPool
 
-  constructor(clientId: string) {
-    this.#pool = new ConnectionPool(`${clientId}-commits`)
+  constructor(clientId: string, security?: KafkaClientSecurity) {
+    this.#pool = new ConnectionPool(`${clientId}-commits`, kafkaSecurityOptions(security))
   }
 
   async commit(identity: CommitIdentity, offsets: readonly PartitionOffset[]): Promise<void> {

@@ -4,8 +4,10 @@ import {
   GROUP_HEARTBEAT_INTERVAL_MS,
   GROUP_REBALANCE_TIMEOUT_MS,
   GROUP_SESSION_TIMEOUT_MS,
-  IsolationLevels
+  IsolationLevels,
+  kafkaSecurityOptions
 } from '../kafka/index.ts'
+import type { KafkaClientSecurity } from '../kafka/index.ts'
 import {
   COMMIT_INTERVAL_MS,
   DELIVER_ERROR_BACKOFF_MS,
@@ -37,6 +39,8 @@ const LATEST_TIMESTAMP = -1n
 
 export interface SourceMemberOptions {
   readonly brokers: readonly string[]
+  /** SASL/TLS to the source's brokers (its resolved `spec.net`); absent: PLAINTEXT. */
+  readonly security?: KafkaClientSecurity
   readonly clientId: string
   readonly source: KafkaSourceSpec
   readonly maxInFlight: number
@@ -166,6 +170,7 @@ export class SourceMember {
     this.#consumer = new Consumer({
       clientId: options.clientId,
       bootstrapBrokers: [...options.brokers],
+      ...kafkaSecurityOptions(options.security),
       groupId: options.source.groupId,
       groupInstanceId: options.groupInstanceId,
       sessionTimeout: GROUP_SESSION_TIMEOUT_MS,
@@ -177,7 +182,7 @@ export class SourceMember {
       retries: 3,
       retryDelay: 250
     })
-    this.#fetchPool = new ConnectionPool(`${options.clientId}-fetch`)
+    this.#fetchPool = new ConnectionPool(`${options.clientId}-fetch`, kafkaSecurityOptions(options.security))
     this.#consumer.on('consumer:group:join', () => {
       this.#joins++
       this.#reconcile()

@@ -5,9 +5,12 @@ import { OffsetCommitter } from './offset-committer.ts'
 import { SourceMember } from './source-member.ts'
 import type { MemberStatus } from './source-member.ts'
 import type { Deliver, KafkaSourceSpec, SourceLog } from './types.ts'
+import type { KafkaClientSecurity } from '../kafka/index.ts'
 
 export interface SourceRunnerOptions {
   readonly brokers: readonly string[]
+  /** SASL/TLS to the source's brokers (its resolved `spec.net`); absent: PLAINTEXT. */
+  readonly security?: KafkaClientSecurity
   readonly source: KafkaSourceSpec
   /** Group members to run now (0 is allowed: the source is placed but idle). */
   readonly vreplicas: number
@@ -56,7 +59,7 @@ export class SourceRunner {
     this.#options = options
     this.#maxInFlight = options.source.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT
     this.#log = options.log ?? (() => undefined)
-    this.#committer = new OffsetCommitter(this.#clientId('committer'))
+    this.#committer = new OffsetCommitter(this.#clientId('committer'), options.security)
     this.setVReplicas(options.vreplicas).catch(error =>
       this.#log('error', 'starting vreplicas failed', { source: options.source.key, error })
     )
@@ -112,6 +115,7 @@ export class SourceRunner {
       const index = this.#members.length
       const member = new SourceMember({
         brokers: this.#options.brokers,
+        ...(this.#options.security === undefined ? {} : { security: this.#options.security }),
         clientId: this.#clientId(String(index)),
         source: this.#options.source,
         maxInFlight: this.#maxInFlight,

@@ -38,6 +38,16 @@ export interface StartEmbeddedKafkaOptions {
    * broker through whatever listens there, such as a proxy that a fault drill cuts and restores.
    */
   readonly extraListener?: { readonly name: string; readonly advertised: (nodeId: number) => string }
+  /**
+   * Also listen with SASL_SSL (SCRAM-SHA-512 over TLS) on a port of each broker's own, for tests of
+   * authenticated sources: `users` are created at format time; `certificate` (PEM chain) and `privateKey` (PEM,
+   * unencrypted PKCS#8) are the brokers' TLS identity, which must name 127.0.0.1.
+   */
+  readonly saslSsl?: {
+    readonly users: ReadonlyArray<{ readonly username: string; readonly password: string }>
+    readonly certificate: string
+    readonly privateKey: string
+  }
 }
 
 /** One node of the embedded cluster as it is now. */
@@ -63,6 +73,8 @@ export interface EmbeddedKafka {
   /** Comma-separated `host:port` of every broker, for bootstrap. */
   readonly bootstrap: string
   readonly bootstrapBrokers: readonly string[]
+  /** Comma-separated `host:port` of every broker's SASL_SSL listener, when started with `saslSsl`. */
+  readonly saslSslBootstrap: string | undefined
   readonly clusterId: string
   readonly dataDir: string
   /** A snapshot of every node (pids change when a broker is restarted). */
@@ -182,6 +194,11 @@ class Cluster implements EmbeddedKafka {
     return this.bootstrapBrokers.join(',')
   }
 
+  get saslSslBootstrap(): string | undefined {
+    if (this.#init.options.saslSsl === undefined) return undefined
+    return this.#nodes.map(n => `${LOOPBACK}:${n.spec.saslSsl?.port ?? 0}`).join(',')
+  }
+
   get brokers(): readonly EmbeddedBrokerInfo[] {
     return this.#nodes.map(n => ({
       nodeId: n.spec.nodeId,
@@ -199,7 +216,8 @@ class Cluster implements EmbeddedKafka {
   async start(): Promise<void> {
     const { count, port, progress } = this.#init
     const extra = this.#init.options.extraListener
-    const picked = await freePorts((port === 0 ? 2 * count : count) + (extra ? count : 0))
+    const saslSsl = this.#init.options.saslSsl
+    const picked = await freePorts((port === 0 ? 2 * count : count) + (extra ? count : 0) + (saslSsl ? count : 0))
     const specs: BrokerSpec[] = []
     for (let i = 0; i < count; i++) {
       const nodeId = i + 1
@@ -209,7 +227,17 @@ class Cluster implements EmbeddedKafka {
         port: port === 0 ? picked[count + i]! : port + i,
         controllerPort: picked[i]!,
         logDir: join(this.dataDir, `broker-${nodeId}`, 'data'),
-        ...(extra ? { extraListener: { name: extra.name, port: extraPort, advertised: extra.advertised(nodeId) } } : {})
+        ...(extra
+          ? { extraListener: { name: extra.name, port: extraPort, advertised: extra.advertised(nodeId) } }
+          : {}),
+        ...(saslSsl
+          ? {
+              saslSsl: {
+                port: picked[picked.length - count + i]!,
+                keystoreFile: join(this.dataDir, `broker-${nodeId}`, 'keystore.pem')
+              }
+            }
+          : {})
       })
     }
     this.#nodes = specs.map(spec => {
@@ -224,6 +252,11 @@ class Cluster implements EmbeddedKafka {
         stdoutFile: join(dir, 'stdout.log'),
         process: undefined,
         expectExit: false
+      }
+      if (spec.saslSsl !== undefined && saslSsl !== undefined) {
+        writeFileSync(spec.saslSsl.keystoreFile, `${saslSsl.privateKey.trim()}\n${saslSsl.certificate.trim()}\n`, {
+          mode: 0o600
+        })
       }
       writeFileSync(node.configFile, serverProperties(spec, specs))
       writeFileSync(node.log4jFile, log4j2Config(node.logFile))
@@ -252,7 +285,19 @@ class Cluster implements EmbeddedKafka {
       env,
       log4jConfigFile: node.log4jFile,
       mainClass: STORAGE_TOOL_CLASS,
-      args: ['format', '--cluster-id', this.clusterId, '--config', node.configFile, '--ignore-formatted'],
+      args: [
+        'format',
+        '--cluster-id',
+        this.clusterId,
+        '--config',
+        node.configFile,
+        '--ignore-formatted',
+        // SCRAM credentials go into the bootstrap metadata; a broker knows no SCRAM user otherwise.
+        ...(options.saslSsl?.users ?? []).flatMap(u => [
+          '--add-scram',
+          `SCRAM-SHA-512=[name=${u.username},password=${u.password}]`
+        ])
+      ],
       ...(options.signal ? { signal: options.signal } : {})
     })
     if (result.code !== 0) {

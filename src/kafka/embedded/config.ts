@@ -15,6 +15,12 @@ export interface BrokerSpec {
    * bootstraps from it reaches the brokers through whatever listens there (a proxy a fault drill can cut).
    */
   readonly extraListener?: { readonly name: string; readonly port: number; readonly advertised: string }
+  /** A client listener with SASL_SSL (SCRAM-SHA-512 over TLS) on 127.0.0.1, for tests of authenticated sources. */
+  readonly saslSsl?: {
+    readonly port: number
+    /** PEM file holding the broker's private key (unencrypted PKCS#8) and its certificate chain. */
+    readonly keystoreFile: string
+  }
 }
 
 export const LOOPBACK = '127.0.0.1'
@@ -30,6 +36,8 @@ export function brokerSettings(broker: BrokerSpec, cluster: readonly BrokerSpec[
   const replicas = replicated ? '3' : '1'
   const minIsr = replicated ? '2' : '1'
   const extra = broker.extraListener
+  const sasl = broker.saslSsl
+  const secured = sasl === undefined ? '' : `,SASL_SSL://${LOOPBACK}:${sasl.port}`
   const settings: [string, string][] = [
     // KRaft combined mode: each node is a broker and a controller voter; static voters need no dynamic quorum.
     ['process.roles', 'broker,controller'],
@@ -39,17 +47,19 @@ export function brokerSettings(broker: BrokerSpec, cluster: readonly BrokerSpec[
     ['inter.broker.listener.name', 'PLAINTEXT'],
     [
       'listener.security.protocol.map',
-      `CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT${extra ? `,${extra.name}:PLAINTEXT` : ''}`
+      `CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT${extra ? `,${extra.name}:PLAINTEXT` : ''}` +
+        (sasl === undefined ? '' : ',SASL_SSL:SASL_SSL')
     ],
     // Loopback only: a development broker is never reachable from the network.
     [
       'listeners',
       `PLAINTEXT://${LOOPBACK}:${broker.port},CONTROLLER://${LOOPBACK}:${broker.controllerPort}` +
-        (extra ? `,${extra.name}://${LOOPBACK}:${extra.port}` : '')
+        (extra ? `,${extra.name}://${LOOPBACK}:${extra.port}` : '') +
+        secured
     ],
     [
       'advertised.listeners',
-      `PLAINTEXT://${LOOPBACK}:${broker.port}${extra ? `,${extra.name}://${extra.advertised}` : ''}`
+      `PLAINTEXT://${LOOPBACK}:${broker.port}${extra ? `,${extra.name}://${extra.advertised}` : ''}${secured}`
     ],
     ['log.dirs', broker.logDir],
 
@@ -90,6 +100,20 @@ export function brokerSettings(broker: BrokerSpec, cluster: readonly BrokerSpec[
     ['num.recovery.threads.per.data.dir', '1'],
     ['log.cleaner.threads', '1']
   ]
+  if (sasl !== undefined) {
+    // SCRAM users are written into the metadata log at format time (`--add-scram`); the broker's key and chain
+    // come from one PEM file, no Java keystore needed.
+    settings.push(
+      ['sasl.enabled.mechanisms', 'SCRAM-SHA-512'],
+      [
+        'listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config',
+        'org.apache.kafka.common.security.scram.ScramLoginModule required;'
+      ],
+      ['listener.name.sasl_ssl.ssl.keystore.type', 'PEM'],
+      ['listener.name.sasl_ssl.ssl.keystore.location', sasl.keystoreFile],
+      ['listener.name.sasl_ssl.ssl.client.auth', 'none']
+    )
+  }
   if (replicated) {
     // Fast failover: a killed broker is fenced, and drops out of ISRs, within a few seconds.
     settings.push(

@@ -1,0 +1,8 @@
+export { SECRET_KEY_ENV, loadSecretKey, parseSecretKey } from './secret-key.ts'
+export type { SecretKey } from './secret-key.ts'
+export type { Envelope } from './envelope.ts'
+export { checkSealedSecret, openSecret, presentSecret, sealSecret } from './sealed-secret.ts'
+export type { SealedSecretObject, SealedSecretSpec, SecretValues } from './sealed-secret.ts'
+export { resolveNet, secretsReferenced, unresolvedMessage } from './net-resolution.ts'
+export type { NetResolution, SecretLookup } from './net-resolution.ts'
+export { resolveSourceNet } from './secret-source.ts'
