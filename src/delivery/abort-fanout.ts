@@ -2,30 +2,48 @@
 // shutdown signal to thousands of in-flight deliveries; one EventTarget listener each would cost more memory
 // and trip Node's listener-leak warning.
 
-const subscribers = new WeakMap<AbortSignal, Set<() => void>>()
+/** An object told when a signal aborts: it is its own subscription, with no closure per subscriber. */
+export interface AbortSubscriber {
+  signalAborted(): void
+}
 
-/** Calls `callback` once when `signal` aborts; returns the function that unsubscribes it. */
-export function onAbort(signal: AbortSignal, callback: () => void): () => void {
+type Subscriber = AbortSubscriber | (() => void)
+
+const subscribers = new WeakMap<AbortSignal, Set<Subscriber>>()
+
+/** Tells `subscriber` once when `signal` aborts (never when it already has: check `signal.aborted` first). */
+export function subscribe(signal: AbortSignal, subscriber: Subscriber): void {
   let set = subscribers.get(signal)
   if (set === undefined) {
-    const callbacks = new Set<() => void>()
-    set = callbacks
-    subscribers.set(signal, callbacks)
+    const members = new Set<Subscriber>()
+    set = members
+    subscribers.set(signal, members)
     signal.addEventListener(
       'abort',
       () => {
+        // Still registered while they run: one that unsubscribes another (a slot handed over) is heard.
+        for (const member of members) {
+          if (typeof member === 'function') member()
+          else member.signalAborted()
+        }
         subscribers.delete(signal)
-        for (const cb of callbacks) cb()
-        callbacks.clear()
+        members.clear()
       },
       { once: true }
     )
   }
-  set.add(callback)
-  const registered = set
-  return () => {
-    registered.delete(callback)
-  }
+  set.add(subscriber)
+}
+
+/** Forgets `subscriber`. */
+export function unsubscribe(signal: AbortSignal, subscriber: Subscriber): void {
+  subscribers.get(signal)?.delete(subscriber)
+}
+
+/** Calls `callback` once when `signal` aborts; returns the function that unsubscribes it. */
+export function onAbort(signal: AbortSignal, callback: () => void): () => void {
+  subscribe(signal, callback)
+  return () => unsubscribe(signal, callback)
 }
 
 /** Resolves true after `ms`, or false as soon as `signal` aborts (at once when it already has). */

@@ -87,7 +87,7 @@ export class Deliverer {
    * request short too. `fetchedAt` (`performance.now()` when the record was fetched) makes the first attempt
    * report its dispatch delay (AttemptInfo.dispatchDelayMs).
    */
-  async deliver(
+  deliver(
     event: CloudEvent,
     target: DeliveryTarget,
     signal?: AbortSignal,
@@ -95,9 +95,20 @@ export class Deliverer {
     fetchedAt?: number
   ): Promise<DeliveryOutcome> {
     const started = performance.now()
-    const outcome = await this.#deliver(event, target, { signal, wireSignal }, fetchedAt)
-    this.#observer.onOutcome?.({ sourceKey: target.sourceKey, outcome, latencyMs: performance.now() - started })
-    return outcome
+    const stop: Stop = { signal, wireSignal }
+    // The first attempt is one promise reaction, not a chain of async frames: most deliveries end with it, and
+    // one held by a slow sink costs little more than its request.
+    const sent = this.#send(target.sourceKey, target.sink, event, target.policy.timeoutMs, stop)
+    return sent.then(
+      sentResult => {
+        const result = this.#reported(target.sourceKey, 'sink', 1, stop, sentResult, fetchedAt)
+        if (result?.kind === 'response' && classifyStatus(result.status) === 'delivered') {
+          return this.#ended(target, { kind: 'delivered', status: result.status, attempts: 1 }, started)
+        }
+        return this.#deliver(event, target, stop, result).then(outcome => this.#ended(target, outcome, started))
+      },
+      () => this.#ended(target, { kind: 'aborted', attempts: 0, deadLetterAttempts: 0 }, started)
+    )
   }
 
   /**
@@ -114,8 +125,7 @@ export class Deliverer {
     const started = performance.now()
     const failure: DeliveryFailure = { destination: target.sink.uri, data: Buffer.from(reason) }
     const outcome = await this.#toDeadLetter(event, target, failure, reason, 0, { signal, wireSignal })
-    this.#observer.onOutcome?.({ sourceKey: target.sourceKey, outcome, latencyMs: performance.now() - started })
-    return outcome
+    return this.#ended(target, outcome, started)
   }
 
   /** Closes every connection; deliveries in flight end as network errors. */
@@ -123,26 +133,17 @@ export class Deliverer {
     await this.#client.close()
   }
 
+  // The rest of a delivery whose first attempt did not deliver (`first`; undefined: it was stopped).
   async #deliver(
     event: CloudEvent,
     target: DeliveryTarget,
     stop: Stop,
-    fetchedAt: number | undefined
+    first: AttemptResult | undefined
   ): Promise<DeliveryOutcome> {
     const { policy, sourceKey } = target
+    let result = first
     let attempts = 0
     for (;;) {
-      const since = attempts === 0 ? fetchedAt : undefined
-      const result = await this.#attempt(
-        sourceKey,
-        'sink',
-        target.sink,
-        event,
-        policy.timeoutMs,
-        attempts + 1,
-        stop,
-        since
-      )
       if (result === undefined) return { kind: 'aborted', attempts, deadLetterAttempts: 0 }
       attempts++
       if (result.kind === 'response') {
@@ -163,6 +164,7 @@ export class Deliverer {
       const delayMs = this.#wait(target, attempts, result, Number.POSITIVE_INFINITY, 0)
       this.#observer.onRetry?.({ sourceKey, endpoint: 'sink', retry: attempts, delayMs })
       if (!(await pause(delayMs, stop.signal))) return { kind: 'aborted', attempts, deadLetterAttempts: 0 }
+      result = await this.#attempt(sourceKey, 'sink', target.sink, event, policy.timeoutMs, attempts + 1, stop)
     }
   }
 
@@ -227,7 +229,6 @@ export class Deliverer {
   }
 
   // One attempt, reported to the observer; undefined when the caller stopped it before or during the request.
-  // With `fetchedAt`, the report carries the dispatch delay (fetched → request written), once it was written.
   async #attempt(
     sourceKey: string,
     endpoint: Endpoint,
@@ -235,17 +236,40 @@ export class Deliverer {
     event: CloudEvent,
     timeoutMs: number,
     attempt: number,
-    stop: Stop,
-    fetchedAt?: number
+    stop: Stop
   ): Promise<AttemptResult | undefined> {
-    if (stop.signal?.aborted === true) return undefined
     let result: AttemptResult
     try {
-      result = await this.#client.send(sourceKey, sink, event, timeoutMs, stop.signal, stop.wireSignal)
+      result = await this.#send(sourceKey, sink, event, timeoutMs, stop)
     } catch {
-      return undefined // stopped while queued for a connection slot
+      return undefined
     }
-    // A request the caller cut short is not a sink failure; an answer that came is one, even after a stop.
+    return this.#reported(sourceKey, endpoint, attempt, stop, result)
+  }
+
+  // Rejects when the caller stopped the delivery before the request had a connection slot.
+  #send(
+    sourceKey: string,
+    sink: SinkEndpoint,
+    event: CloudEvent,
+    timeoutMs: number,
+    stop: Stop
+  ): Promise<AttemptResult> {
+    if (stop.signal?.aborted === true) return Promise.reject(stop.signal.reason)
+    return this.#client.send(sourceKey, sink, event, timeoutMs, stop.signal, stop.wireSignal)
+  }
+
+  // The attempt's result as the delivery sees it, reported to the observer; undefined when the caller cut the
+  // request short (not a sink failure; an answer that came is one, even after a stop). With `fetchedAt`, the
+  // report carries the dispatch delay (fetched → request written), once it was written.
+  #reported(
+    sourceKey: string,
+    endpoint: Endpoint,
+    attempt: number,
+    stop: Stop,
+    result: AttemptResult,
+    fetchedAt?: number
+  ): AttemptResult | undefined {
     if (result.kind !== 'response' && stop.wireSignal?.aborted === true) return undefined
     this.#observer.onAttempt?.({
       sourceKey,
@@ -258,6 +282,11 @@ export class Deliverer {
         : { dispatchDelayMs: Math.max(0, result.sentAt - fetchedAt) })
     })
     return result
+  }
+
+  #ended(target: DeliveryTarget, outcome: DeliveryOutcome, started: number): DeliveryOutcome {
+    this.#observer.onOutcome?.({ sourceKey: target.sourceKey, outcome, latencyMs: performance.now() - started })
+    return outcome
   }
 
   #wait(target: DeliveryTarget, retry: number, result: AttemptResult, maxMs: number, minMs: number): number {

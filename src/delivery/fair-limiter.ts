@@ -40,13 +40,17 @@ export class FairLimiter {
     return this.#waiting
   }
 
+  /** A slot now, when one is free and nobody waits: true if taken (release it), false to wait with `acquire`. */
+  tryAcquire(): boolean {
+    if (this.#inUse >= this.capacity || this.#waiting > 0) return false
+    this.#inUse++
+    return true
+  }
+
   /** A slot for `key`: at once when one is free and nobody waits, else in its turn. Rejects when `signal` aborts. */
   acquire(key: string, signal?: AbortSignal): Promise<void> {
     if (signal?.aborted === true) return Promise.reject(signal.reason)
-    if (this.#inUse < this.capacity && this.#waiting === 0) {
-      this.#inUse++
-      return Promise.resolve()
-    }
+    if (this.tryAcquire()) return Promise.resolve()
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = { key, resolve, unsubscribe: undefined, prev: undefined, next: undefined }
       if (signal !== undefined) {

@@ -2,7 +2,8 @@ import { rootCertificates } from 'node:tls'
 import type { Dispatcher } from 'undici'
 import { Pool } from 'undici'
 import type { IncomingHttpHeaders } from 'node:http'
-import { onAbort } from './abort-fanout.ts'
+import { subscribe, unsubscribe } from './abort-fanout.ts'
+import type { AbortSubscriber } from './abort-fanout.ts'
 import { MAX_TIMER_MS } from './backoff.ts'
 import type { CloudEvent } from './cloud-event.ts'
 import type { SinkEndpoint } from './delivery-policy.ts'
@@ -72,7 +73,7 @@ export class SinkClient {
    * starts once the request has its slot and covers connecting, sending and the answer. Rejects only when `signal`
    * aborts while waiting for the slot; `wireSignal` (by default `signal`) aborts the request once it is sent.
    */
-  async send(
+  send(
     sourceKey: string,
     endpoint: SinkEndpoint,
     event: CloudEvent,
@@ -80,16 +81,44 @@ export class SinkClient {
     signal?: AbortSignal,
     wireSignal: AbortSignal | undefined = signal
   ): Promise<AttemptResult> {
-    if (this.#closed) throw new Error('SinkClient is closed')
-    const route = this.#route(endpoint)
-    await route.limiter.acquire(sourceKey, signal)
-    // undici's dispatch() with a handler of our own: no response stream and no promise per request. The attempt's
-    // timeout (a precise native timer; undici's own timers tick about once a second) and the caller's signal
-    // (through one shared listener) both abort it.
-    const attempt = new Attempt(this.#options.errorDataLimit)
-    const timer = setTimeout(() => attempt.abort(new AttemptTimeout(timeoutMs)), Math.min(timeoutMs, MAX_TIMER_MS))
-    const unsubscribe =
-      wireSignal === undefined ? undefined : onAbort(wireSignal, () => attempt.abort(wireSignal.reason))
+    let route: Route
+    try {
+      if (this.#closed) throw new Error('SinkClient is closed')
+      if (signal?.aborted === true) throw signal.reason
+      route = this.#route(endpoint)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    // A free slot sends at once: while the request is held, its Attempt is all there is (no suspended frame).
+    if (route.limiter.tryAcquire()) return this.#dispatch(route, event, timeoutMs, wireSignal)
+    return route.limiter.acquire(sourceKey, signal).then(() => {
+      // Handed a slot as the signal aborted (by a request it aborted): it goes to the next one.
+      if (signal?.aborted === true) {
+        route.limiter.release()
+        throw signal.reason
+      }
+      return this.#dispatch(route, event, timeoutMs, wireSignal)
+    })
+  }
+
+  /** Closes every pool; requests in flight fail. */
+  async close(): Promise<void> {
+    this.#closed = true
+    const pools = [...this.#pools.values()]
+    this.#pools.clear()
+    this.#routes.clear()
+    await Promise.allSettled(pools.map(pool => pool.destroy()))
+  }
+
+  // undici's dispatch() with a handler of our own: no response stream and no promise per request. The Attempt
+  // holds the connection slot and gives it back when it settles.
+  #dispatch(
+    route: Route,
+    event: CloudEvent,
+    timeoutMs: number,
+    wireSignal: AbortSignal | undefined
+  ): Promise<AttemptResult> {
+    const attempt = new Attempt(route.limiter, this.#options.errorDataLimit, timeoutMs, wireSignal)
     try {
       route.pool.dispatch(
         {
@@ -102,23 +131,10 @@ export class SinkClient {
         },
         attempt
       )
-      return await attempt.result
     } catch (error) {
-      return attempt.failed(error)
-    } finally {
-      clearTimeout(timer)
-      unsubscribe?.()
-      route.limiter.release()
+      attempt.failed(error)
     }
-  }
-
-  /** Closes every pool; requests in flight fail. */
-  async close(): Promise<void> {
-    this.#closed = true
-    const pools = [...this.#pools.values()]
-    this.#pools.clear()
-    this.#routes.clear()
-    await Promise.allSettled(pools.map(pool => pool.destroy()))
+    return attempt.result
   }
 
   #route(endpoint: SinkEndpoint): Route {
@@ -158,11 +174,16 @@ export class SinkClient {
 
 /**
  * One request's undici handler: the status, Retry-After and the start of a non-2xx body (up to `limit` bytes;
- * past it the rest of the body and its connection are destroyed), settled once as an AttemptResult.
+ * past it the rest of the body and its connection are destroyed), settled once as an AttemptResult. It is also
+ * its own timeout (a precise native timer: undici's own timers tick about once a second) and its own listener on
+ * the caller's signal, and it gives its connection slot back when it settles.
  */
-class Attempt implements Dispatcher.DispatchHandler {
+class Attempt implements Dispatcher.DispatchHandler, AbortSubscriber {
   readonly result: Promise<AttemptResult>
+  readonly #limiter: FairLimiter
   readonly #limit: number
+  readonly #wireSignal: AbortSignal | undefined
+  readonly #timer: NodeJS.Timeout
   readonly #started = performance.now()
   #resolve!: (result: AttemptResult) => void
   #controller: Dispatcher.DispatchController | undefined
@@ -174,9 +195,19 @@ class Attempt implements Dispatcher.DispatchHandler {
   #size = 0
   #sentAt = -1
 
-  constructor(limit: number) {
+  constructor(limiter: FairLimiter, limit: number, timeoutMs: number, wireSignal: AbortSignal | undefined) {
+    this.#limiter = limiter
     this.#limit = limit
+    this.#wireSignal = wireSignal
     this.result = new Promise(resolve => (this.#resolve = resolve))
+    this.#timer = setTimeout(timedOut, Math.min(timeoutMs, MAX_TIMER_MS), this, timeoutMs)
+    if (wireSignal === undefined) return
+    if (wireSignal.aborted) this.abort(wireSignal.reason)
+    else subscribe(wireSignal, this)
+  }
+
+  signalAborted(): void {
+    this.abort(this.#wireSignal?.reason)
   }
 
   /** Aborts the request with `reason` (at once, or as soon as undici starts it); the attempt ends in error. */
@@ -186,16 +217,16 @@ class Attempt implements Dispatcher.DispatchHandler {
     this.#controller?.abort(this.#reason as Error)
   }
 
-  /** The error result for `error` (or for the abort reason, when the attempt was aborted). */
-  failed(error: unknown): AttemptResult {
+  /** Settles as an error: `error`, or the abort reason when the attempt was aborted. */
+  failed(error: unknown): void {
+    if (this.#settled) return
     const message = describe(this.#reason ?? error)
     const durationMs = performance.now() - this.#started
-    const result: AttemptResult =
+    this.#settle(
       this.#sentAt < 0
         ? { kind: 'error', error: message, durationMs }
         : { kind: 'error', error: message, durationMs, sentAt: this.#sentAt }
-    this.#settle(result)
-    return result
+    )
   }
 
   // undici calls this as it writes the request: on a connected socket, with the headers and body written right
@@ -252,8 +283,15 @@ class Attempt implements Dispatcher.DispatchHandler {
   #settle(result: AttemptResult): void {
     if (this.#settled) return
     this.#settled = true
+    clearTimeout(this.#timer)
+    if (this.#wireSignal !== undefined) unsubscribe(this.#wireSignal, this)
+    this.#limiter.release()
     this.#resolve(result)
   }
+}
+
+function timedOut(attempt: Attempt, timeoutMs: number): void {
+  attempt.abort(new AttemptTimeout(timeoutMs))
 }
 
 function header(value: string | string[] | undefined): string | undefined {

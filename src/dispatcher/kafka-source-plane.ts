@@ -1,6 +1,6 @@
 import type { KafkaSource } from '../api/index.ts'
 import { Deliverer, deliveryTargetFor, recordToEvent } from '../delivery/index.ts'
-import type { DeliveryObserver, DeliveryTarget, SinkPolicy } from '../delivery/index.ts'
+import type { DeliveryObserver, DeliveryOutcome, DeliveryTarget, SinkPolicy } from '../delivery/index.ts'
 import { LogTailer, securityFingerprint } from '../kafka/index.ts'
 import { resolveSourceNet, unresolvedMessage } from '../secrets/index.ts'
 import type { NetResolution, SecretKey } from '../secrets/index.ts'
@@ -252,22 +252,28 @@ export class KafkaSourcePlane {
     const resolution = deliveryTargetFor(source, { serviceUrlTemplate: this.#options.serviceUrlTemplate })
     const ref = { namespace: source.metadata.namespace, name: source.metadata.name }
     const options = { ceOverrides: source.spec.ceOverrides }
-    return async (record: SourceRecord, signal: AbortSignal, wireSignal: AbortSignal): Promise<Outcome> => {
+    // Not async: a delivery held by a slow sink adds one promise reaction here, not a suspended frame.
+    return (record: SourceRecord, signal: AbortSignal, wireSignal: AbortSignal): Promise<Outcome> => {
       if (resolution.kind === 'unresolved') {
         // Not handled: the runner retries it, so nothing is lost while the sink cannot be resolved.
         this.#errors.note(key, `the sink cannot be resolved: ${resolution.field}: ${resolution.reason}`)
-        throw new Error(`${key}: ${resolution.field}: ${resolution.reason}`)
+        return Promise.reject(new Error(`${key}: ${resolution.field}: ${resolution.reason}`))
       }
       const target: DeliveryTarget = resolution.target
       const mapped = recordToEvent(record, ref, options)
-      const outcome =
+      const delivering =
         mapped.kind === 'poison'
-          ? await this.#deliverer.deadLetter(mapped.fallback, target, mapped.reason, signal, wireSignal)
-          : await this.#deliverer.deliver(mapped.event, target, signal, wireSignal, record.fetchedAt)
-      if (outcome.kind === 'aborted') throw new Error(`${key}: delivery aborted`)
-      return outcome.kind
+          ? this.#deliverer.deadLetter(mapped.fallback, target, mapped.reason, signal, wireSignal)
+          : this.#deliverer.deliver(mapped.event, target, signal, wireSignal, record.fetchedAt)
+      return delivering.then(handled)
     }
   }
+}
+
+/** What the runner counts; an aborted delivery is not handled (the runner delivers the record again). */
+function handled(outcome: DeliveryOutcome): Outcome {
+  if (outcome.kind === 'aborted') throw new Error('delivery aborted')
+  return outcome.kind
 }
 
 /**

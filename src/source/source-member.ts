@@ -497,39 +497,56 @@ export class SourceMember {
     this.#queued--
     run.inFlight++
     this.#inFlight++
-    void this.#deliver(run, item)
+    this.#deliver(run, item, DELIVER_ERROR_BACKOFF_MS.first)
   }
 
-  /** Delivers one record until it is handled; a `deliver` that throws is retried after a backoff. */
-  async #deliver(run: PartitionRun, item: QueuedRecord): Promise<void> {
+  /**
+   * Delivers one record until it is handled; a `deliver` that throws is retried after `backoff` (doubling).
+   * A try is one promise reaction, not a suspended async frame: a record held by a slow sink costs little here.
+   */
+  #deliver(run: PartitionRun, item: QueuedRecord, backoff: number): void {
     const signal = run.stop.signal
-    let backoff: number = DELIVER_ERROR_BACKOFF_MS.first
-    try {
-      while (!signal.aborted) {
-        try {
-          const outcome = await this.#options.deliver(item.record, signal, this.#abort.signal)
-          this.#outcomes[outcome] = (this.#outcomes[outcome] ?? 0) + 1
-          item.tracker.handled(item.entry)
-          return
-        } catch (error) {
-          if (signal.aborted) return
-          this.#deliverErrors++
-          this.#options.log(
-            'warn',
-            'deliver failed; retrying the record',
-            this.#fields({ error, topic: run.topic, partition: run.partition, offset: String(item.record.offset) })
-          )
-          await sleep(backoff, signal)
-          backoff = Math.min(backoff * 2, DELIVER_ERROR_BACKOFF_MS.max)
-        }
-      }
-    } finally {
-      run.inFlight--
-      this.#inFlight--
-      if (this.#inFlight === 0) for (const resolve of this.#drained.splice(0)) resolve()
-      this.#pump()
-      this.#wake.notify()
+    if (signal.aborted) {
+      this.#ended(run)
+      return
     }
+    let delivering: Promise<Outcome>
+    try {
+      delivering = this.#options.deliver(item.record, signal, this.#abort.signal)
+    } catch (error) {
+      delivering = Promise.reject(error)
+    }
+    delivering.then(
+      outcome => {
+        this.#outcomes[outcome] = (this.#outcomes[outcome] ?? 0) + 1
+        item.tracker.handled(item.entry)
+        this.#ended(run)
+      },
+      error => void this.#retry(run, item, backoff, error)
+    )
+  }
+
+  async #retry(run: PartitionRun, item: QueuedRecord, backoff: number, error: unknown): Promise<void> {
+    const signal = run.stop.signal
+    if (!signal.aborted) {
+      this.#deliverErrors++
+      this.#options.log(
+        'warn',
+        'deliver failed; retrying the record',
+        this.#fields({ error, topic: run.topic, partition: run.partition, offset: String(item.record.offset) })
+      )
+      await sleep(backoff, signal)
+    }
+    this.#deliver(run, item, Math.min(backoff * 2, DELIVER_ERROR_BACKOFF_MS.max))
+  }
+
+  /** A record's delivery is over (handled, or its partition left): its slot goes to the next record. */
+  #ended(run: PartitionRun): void {
+    run.inFlight--
+    this.#inFlight--
+    if (this.#inFlight === 0) for (const resolve of this.#drained.splice(0)) resolve()
+    this.#pump()
+    this.#wake.notify()
   }
 
   /**
