@@ -2,6 +2,8 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { describe, it } from 'node:test'
 import { validateObject } from '../../src/api/index.ts'
+import { authorize, classifyRequest } from '../../src/auth/index.ts'
+import type { Principal } from '../../src/auth/index.ts'
 import type { KafkaNetSpec, SecretResource } from '../../src/api/index.ts'
 import { isShoalError } from '../../src/errors/index.ts'
 import {
@@ -189,5 +191,29 @@ describe('resolveNet', () => {
     )
     assert.equal(badType.kind, 'unresolved')
     assert.ok(!JSON.stringify(badType).includes(PASSWORD))
+  })
+})
+
+describe('Secrets and tenants', () => {
+  const tenant: Principal = {
+    kind: 'tenant',
+    name: 'team-a',
+    namespaces: new Set(['team-a']),
+    rateLimit: { requestsPerSecond: 1, burst: 1 }
+  }
+  const decide = (method: string, path: string) => authorize(tenant, classifyRequest(path, method)).kind
+
+  it('lets a tenant use its own namespace’s Secrets and no other’s, on every verb', () => {
+    for (const method of ['GET', 'PUT', 'DELETE']) {
+      assert.equal(decide(method, '/api/v1/namespaces/team-a/secrets/creds'), 'allow', method)
+      assert.equal(decide(method, '/api/v1/namespaces/team-b/secrets/creds'), 'deny', method)
+    }
+    assert.equal(decide('POST', '/api/v1/namespaces/team-a/secrets'), 'allow')
+    assert.equal(decide('POST', '/api/v1/namespaces/team-b/secrets'), 'deny')
+    assert.equal(decide('GET', '/api/v1/namespaces/team-b/secrets'), 'deny')
+    // A list across namespaces is allowed, filtered to the tenant's own namespaces.
+    const all = authorize(tenant, classifyRequest('/api/v1/secrets', 'GET'))
+    assert.equal(all.kind === 'allow' && all.visible?.('team-b'), false)
+    assert.equal(all.kind === 'allow' && all.visible?.('team-a'), true)
   })
 })
