@@ -74,6 +74,30 @@ export async function partitionStates(topic: string): Promise<PartitionState[]> 
   }
 }
 
+/** Each topic's smallest replica count over its partitions and its min.insync.replicas setting. */
+export async function durability(topics: readonly string[]): Promise<Record<string, string>> {
+  const admin = new Admin({ clientId: 'drill-admin', bootstrapBrokers: brokers().split(',') })
+  try {
+    const metadata = await admin.metadata({ topics: [...topics], forceUpdate: true })
+    const configs = await admin.describeConfigs({
+      resources: topics.map(topic => ({
+        resourceType: 2,
+        resourceName: topic,
+        configurationKeys: ['min.insync.replicas']
+      }))
+    })
+    const out: Record<string, string> = {}
+    for (const topic of topics) {
+      const replicas = Math.min(...(metadata.topics.get(topic)?.partitions ?? []).map(p => p.replicas.length))
+      const minIsr = configs.find(c => c.resourceName === topic)?.configs.find(c => c.name === 'min.insync.replicas')
+      out[topic] = `replicas ${replicas}, min.insync.replicas ${minIsr?.value ?? '?'}`
+    }
+    return out
+  } finally {
+    await admin.close()
+  }
+}
+
 /** Waits until every partition of the topics has all three replicas in sync again (the next drill starts whole). */
 export async function waitFullIsr(topics: readonly string[], timeoutMs = 120_000): Promise<void> {
   await eventually(

@@ -1,0 +1,91 @@
+// Drill: SIGKILL the leader controller (the owner of bucket 0, which runs the scheduler) mid-stream. The data
+// plane keeps delivering on its contracts meanwhile; a survivor takes bucket 0 and schedules again: a source
+// created through a survivor right after the kill is placed and delivers every record as well.
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { ensureTopics } from '../../src/kafka/index.ts'
+import { brokers, eventually, http, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import type { ControllerProcess } from '../helpers/controllers.ts'
+import { startDispatcherProcess } from '../helpers/dispatchers.ts'
+import type { DispatcherProcess } from '../helpers/dispatchers.ts'
+import { CountingSink, IdProducer, LIVENESS, createSource, report, settle, waitReady } from './harness.ts'
+
+const PARTITIONS = 6
+const RECORDS = 2_000
+
+interface Replica {
+  readonly replicaId: string
+  readonly url: string
+  readonly generation: number
+  readonly leader: boolean
+}
+
+/** `/internal/v1/controllers` (what `shoal get controllers` shows): the replicas of the newest generation. */
+async function replicas(url: string): Promise<Replica[]> {
+  const view = (await http('GET', `${url}/internal/v1/controllers`)).body as { replicas: Replica[] }
+  const newest = Math.max(...view.replicas.map(r => r.generation))
+  return view.replicas.filter(r => r.generation === newest)
+}
+
+describe('drill: the leader controller SIGKILLed mid-stream', () => {
+  it('is replaced by a survivor that schedules again, and nothing is lost', async () => {
+    const prefix = uniquePrefix('drill-controller')
+    const topic = `${prefix}-topic`
+    await ensureTopics({ brokers: brokers().split(','), clientId: 'drill' }, [
+      { name: topic, partitions: PARTITIONS, configs: {} }
+    ])
+    const sink = await new CountingSink().start()
+    const producer = new IdProducer('controller-leader-kill', topic, PARTITIONS)
+    const controllers: ControllerProcess[] = []
+    const dispatchers: DispatcherProcess[] = []
+    try {
+      controllers.push(...(await Promise.all([0, 1, 2].map(() => startControllerProcess(prefix, LIVENESS)))))
+      await eventually(
+        async () => ((await replicas(controllers[0]!.url)).length === 3 ? true : undefined),
+        120_000,
+        'three controllers in the group'
+      )
+      for (const [i, zone] of ['a', 'b'].entries()) {
+        dispatchers.push(await startDispatcherProcess(prefix, `dispatcher-${i}`, zone, `${zone}-1`, 10, LIVENESS))
+      }
+      await createSource(controllers[0]!.url, { name: 'before', topic, sink: sink.url('before'), consumers: 2 })
+      await waitReady(controllers[0]!.url, ['before'])
+
+      const streaming = producer.stream(RECORDS, 50, 100)
+      await eventually(async () => (sink.ids('before').size >= 400 ? true : undefined), 120_000, 'the stream flowing')
+      const leader = (await replicas(controllers[0]!.url)).find(r => r.leader)
+      assert.ok(leader, 'a leader before the kill')
+      const victim = controllers.find(c => c.url === leader.url)
+      assert.ok(victim, `the leader ${leader.url} is one of the drill's controllers`)
+      await victim.stop('SIGKILL')
+      const survivors = controllers.filter(c => c !== victim)
+      // Created while the group may still be leaderless: the new leader must place it.
+      await createSource(survivors[0]!.url, { name: 'after', topic, sink: sink.url('after'), consumers: 2 })
+
+      const next = await eventually(
+        async () => {
+          const current = await replicas(survivors[1]!.url)
+          const found = current.find(r => r.leader)
+          return current.length === 2 && found && found.replicaId !== leader.replicaId ? found : undefined
+        },
+        120_000,
+        'a new leader among the survivors'
+      )
+      await streaming
+      await waitReady(survivors[1]!.url, ['before', 'after'])
+
+      const figures = await settle('controller-leader-kill', producer.produced, [
+        { name: 'before', sink },
+        { name: 'after', sink }
+      ])
+      report(figures, { killed: leader.replicaId, newLeader: next.replicaId })
+      assert.equal(figures.produced, 2 * RECORDS)
+      assert.equal(figures.lost, 0, `lost ${figures.lostIds.slice(0, 20).join(' ')}`)
+    } finally {
+      await producer.close()
+      await Promise.all(controllers.map(c => c.stop()))
+      await Promise.all(dispatchers.map(d => d.stop()))
+      await sink.close()
+    }
+  })
+})

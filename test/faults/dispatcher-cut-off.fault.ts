@@ -1,0 +1,140 @@
+// Drill: a dispatcher cut off from Kafka, and back. Both dispatchers and the KafkaSource reach the brokers only
+// through the proxy of test/faults/setup.ts (the brokers' PROXIED listener advertises it), which black-holes
+// every connection of dispatcher-1's Kafka clients (client ids `shoal-dispatcher-1…`) while dispatcher-0's flow
+// on. dispatcher-1 must fence itself (its heartbeats go unacknowledged) and stop delivering; the controller
+// declares it dead; when the link is back it unfences, is given work again (each dispatcher has one slot and
+// the source wants two) and delivers. Nothing is lost.
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { ensureTopics } from '../../src/kafka/index.ts'
+import { brokers, eventually, http, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import type { ControllerProcess } from '../helpers/controllers.ts'
+import { startDispatcherProcess } from '../helpers/dispatchers.ts'
+import type { DispatcherProcess } from '../helpers/dispatchers.ts'
+import {
+  CountingSink,
+  IdProducer,
+  KS,
+  LIVENESS,
+  createSource,
+  cutClient,
+  metricSum,
+  proxiedServers,
+  report,
+  restoreClients,
+  settle,
+  waitReady
+} from './harness.ts'
+import type { ProxyStats } from './kafka-proxy.ts'
+
+const PARTITIONS = 6
+const DISPATCHERS = '/apis/shoal.dev/v1alpha1/dispatchers'
+const VICTIM = 'dispatcher-1'
+const DELIVERED = 'shoal_source_events_delivered_total'
+
+describe('drill: a dispatcher cut off from Kafka and back', () => {
+  it('fences itself (stops delivering), resumes when the link is back, and nothing is lost', async () => {
+    const prefix = uniquePrefix('drill-cut')
+    const topic = `${prefix}-topic`
+    await ensureTopics({ brokers: brokers().split(','), clientId: 'drill' }, [
+      { name: topic, partitions: PARTITIONS, configs: {} }
+    ])
+    const sink = await new CountingSink().start()
+    const producer = new IdProducer('dispatcher-cut-off', topic, PARTITIONS)
+    let controller: ControllerProcess | undefined
+    const dispatchers: DispatcherProcess[] = []
+    let cut: ProxyStats | undefined
+    try {
+      controller = await startControllerProcess(prefix, LIVENESS)
+      for (const [i, zone] of ['a', 'b'].entries()) {
+        dispatchers.push(
+          await startDispatcherProcess(
+            prefix,
+            `dispatcher-${i}`,
+            zone,
+            `${zone}-1`,
+            1,
+            [...LIVENESS, '--metrics-port', '0'],
+            { kafka: proxiedServers() }
+          )
+        )
+      }
+      const victim = dispatchers[1]!
+      const metrics = victim.metricsUrl!
+      await createSource(controller.url, {
+        name: 'stream',
+        topic,
+        bootstrap: proxiedServers(),
+        sink: sink.url('stream'),
+        consumers: 2
+      })
+      await waitReady(controller.url, ['stream'])
+      const state = async (): Promise<string | undefined> =>
+        (await http('GET', `${controller!.url}${DISPATCHERS}/${VICTIM}`)).body?.status?.state
+
+      await producer.stream(600, 50, 100)
+      await eventually(
+        async () => ((await metricSum(metrics, DELIVERED)) > 0 ? true : undefined),
+        120_000,
+        `${VICTIM} delivering`
+      )
+
+      cut = await cutClient(`shoal-${VICTIM}`)
+      // Fenced, and nothing of its own on the wire any more: from here on it must not deliver.
+      const atFence = await eventually(
+        async () =>
+          (await metricSum(metrics, 'shoal_dispatcher_fenced')) === 1 &&
+          (await metricSum(metrics, 'shoal_source_in_flight')) === 0
+            ? metricSum(metrics, DELIVERED)
+            : undefined,
+        120_000,
+        `${VICTIM} fenced`
+      )
+      await producer.stream(600, 50, 100)
+      await eventually(async () => ((await state()) === 'Dead' ? true : undefined), 120_000, `${VICTIM} declared dead`)
+      const whileCut = await metricSum(metrics, DELIVERED)
+      assert.equal(whileCut, atFence, `${VICTIM} delivered while fenced`)
+      assert.equal(await metricSum(metrics, 'shoal_dispatcher_fenced'), 1)
+
+      const restored = await restoreClients()
+      await eventually(
+        async () => ((await metricSum(metrics, 'shoal_dispatcher_fenced')) === 0 ? true : undefined),
+        120_000,
+        `${VICTIM} unfenced`
+      )
+      await eventually(async () => ((await state()) === 'Ready' ? true : undefined), 120_000, `${VICTIM} Ready again`)
+      // Given work again, and delivering it: its counter grows between two looks while records keep coming.
+      const more = producer.stream(900, 50, 100)
+      let last = await metricSum(metrics, DELIVERED)
+      await eventually(
+        async () => {
+          const placements = (await http('GET', `${controller!.url}${KS}/stream`)).body.status.placements as Array<{
+            podName: string
+          }>
+          const now = await metricSum(metrics, DELIVERED)
+          const grew = now > last
+          last = now
+          return grew && placements.some(p => p.podName === VICTIM) ? true : undefined
+        },
+        120_000,
+        `${VICTIM} delivering again`
+      )
+      await more
+
+      const figures = await settle('dispatcher-cut-off', producer.produced, [{ name: 'stream', sink }])
+      report(figures, {
+        heldConnections: restored.everHeld,
+        deliveredByVictimBeforeCut: atFence
+      })
+      assert.equal(figures.produced, 2_100)
+      assert.equal(figures.lost, 0, `lost ${figures.lostIds.slice(0, 20).join(' ')}`)
+      assert.ok(restored.everHeld > 0, `the cut held ${VICTIM}'s connections: ${JSON.stringify(cut)}`)
+    } finally {
+      if (cut) await restoreClients()
+      await producer.close()
+      await controller?.stop()
+      await Promise.all(dispatchers.map(d => d.stop()))
+      await sink.close()
+    }
+  })
+})
