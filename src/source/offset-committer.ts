@@ -1,4 +1,4 @@
-import { ConnectionPool, offsetCommitV8 } from '@platformatic/kafka'
+import { ConnectionPool, leaveGroupV5, offsetCommitV8 } from '@platformatic/kafka'
 import type { Broker } from '@platformatic/kafka'
 import { kafkaSecurityOptions } from '../kafka/index.ts'
 import type { KafkaClientSecurity } from '../kafka/index.ts'
@@ -58,6 +58,18 @@ export class OffsetCommitter {
       identity.groupInstanceId,
       [...byTopic].map(([name, partitions]) => ({ name, partitions }))
     )
+  }
+
+  /**
+   * Takes a member out of its group now. The client's own LeaveGroup names the member id only, and the
+   * coordinator keeps a static member (one with a group instance id) until its session times out on such a
+   * request; naming the instance id too makes the leave immediate, so its partitions move at once.
+   */
+  async leave(identity: CommitIdentity, reason: string): Promise<void> {
+    const connection = await this.#pool.get(identity.coordinator)
+    await leaveGroupV5.api.async(connection, identity.groupId, [
+      { memberId: identity.memberId, groupInstanceId: identity.groupInstanceId, reason }
+    ])
   }
 
   async close(): Promise<void> {

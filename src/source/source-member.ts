@@ -263,13 +263,22 @@ export class SourceMember {
     )
     const consumer = this.#consumer
     try {
-      if (!options.leaveGroup) {
-        // A static member that closes without LeaveGroup keeps its partitions for the session timeout, so the
-        // same dispatcher restarting takes them back without a rebalance. The client always sends LeaveGroup
-        // when it has a member id, so it is told it has none.
-        consumer.memberId = null
-        await new Promise<void>(resolve => consumer.leaveGroup(false, () => resolve()))
+      // A static member that closes without LeaveGroup keeps its partitions for the session timeout, so the
+      // same dispatcher restarting takes them back without a rebalance. One that goes for good leaves by its
+      // instance id (see OffsetCommitter.leave). Either way the client must not send its own LeaveGroup, which
+      // it does whenever it has a member id: it is told it has none.
+      const identity = options.leaveGroup ? this.#identity() : undefined
+      if (identity !== undefined) {
+        await withTimeout(
+          this.#options.committer.leave(
+            { groupId: this.#options.source.groupId, groupInstanceId: this.#options.groupInstanceId, ...identity },
+            'vreplica stopped'
+          ),
+          5_000
+        ).catch(error => this.#options.log('warn', 'LeaveGroup failed', this.#fields({ error })))
       }
+      consumer.memberId = null
+      await new Promise<void>(resolve => consumer.leaveGroup(false, () => resolve()))
       await consumer.close()
     } catch (error) {
       this.#options.log('warn', 'consumer did not close cleanly', this.#fields({ error }))
