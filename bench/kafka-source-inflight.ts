@@ -37,6 +37,8 @@ const { values } = parseArgs({
     /** Probe records per second per dispatcher while the level is held. */
     'probe-rate': { type: 'string', default: '50' },
     'skip-peer': { type: 'boolean', default: false },
+    /** The installation's dispatcher liveness timeout (longer keeps a loaded machine's dispatchers unfenced). */
+    'liveness-timeout': { type: 'string', default: '10s' },
     /** Write a heap snapshot of each single dispatcher into this folder, taken while its level is held. */
     'heap-snapshot': { type: 'string' },
     /** NODE_OPTIONS for the dispatchers and the peer (e.g. --max-semi-space-size=16). */
@@ -355,7 +357,10 @@ async function runLevel(
   ])
   const producer = new Producer({ clientId: 'bench-producer', bootstrapBrokers: kafka.brokers, idempotent: true })
   const controller = await startShoalProcess(
-    ['controller', '--kafka', brokers, '--port', '0', '--prefix', prefix, '--buckets', '4'],
+    [
+      ...['controller', '--kafka', brokers, '--port', '0', '--prefix', prefix, '--buckets', '4'],
+      ...['--liveness-timeout', values['liveness-timeout']]
+    ],
     /serving the API on \S+/
   )
   const api = /serving the API on (\S+)/.exec(controller.line)![1]!
@@ -368,6 +373,7 @@ async function runLevel(
       const d = await startShoalProcess(
         [
           ...['dispatcher', '--kafka', brokers, '--prefix', prefix, '--id', id],
+          ...['--liveness-timeout', values['liveness-timeout']],
           ...['--zone', 'a', '--node', `a-${i + 1}`, '--capacity', String(capacity)],
           ...['--metrics-port', '0', '--max-connections-per-origin', String(Math.max(128, perSource))]
         ],
@@ -398,11 +404,18 @@ async function runLevel(
         `  sink: {uri: "${sink}/"}`,
         ''
       ].join('\n')
-      const response = await fetch(`${api}/apis/sources.knative.dev/v1beta1/namespaces/default/kafkasources`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/yaml' },
-        body: manifest
-      })
+      // 503 while the controllers still share out the store's buckets: ask again.
+      let response: Response
+      for (let tries = 1; ; tries++) {
+        response = await fetch(`${api}/apis/sources.knative.dev/v1beta1/namespaces/default/kafkasources`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/yaml' },
+          body: manifest
+        })
+        if (response.status !== 503 || tries === 120) break
+        await response.text()
+        await sleep(500)
+      }
       if (response.status !== 201)
         throw new Error(`creating ${sourceName}: ${response.status} ${await response.text()}`)
     }

@@ -4,7 +4,8 @@ import { Pool } from 'undici'
 import type { IncomingHttpHeaders } from 'node:http'
 import { subscribe, unsubscribe } from './abort-fanout.ts'
 import type { AbortSubscriber } from './abort-fanout.ts'
-import { MAX_TIMER_MS } from './backoff.ts'
+import { DeadlineList } from './deadline-list.ts'
+import type { Deadline } from './deadline-list.ts'
 import type { CloudEvent } from './cloud-event.ts'
 import type { SinkEndpoint } from './delivery-policy.ts'
 import { FairLimiter } from './fair-limiter.ts'
@@ -51,6 +52,8 @@ export class SinkClient {
   readonly #limiters = new Map<string, FairLimiter>()
   readonly #pools = new Map<string, Pool>()
   readonly #routes = new Map<string, Route>()
+  /** One timer per timeout value for every attempt under it (see DeadlineList). */
+  readonly #deadlines = new Map<number, DeadlineList>()
   #closed = false
 
   constructor(options: SinkClientOptions) {
@@ -118,7 +121,12 @@ export class SinkClient {
     timeoutMs: number,
     wireSignal: AbortSignal | undefined
   ): Promise<AttemptResult> {
-    const attempt = new Attempt(route.limiter, this.#options.errorDataLimit, timeoutMs, wireSignal)
+    let deadlines = this.#deadlines.get(timeoutMs)
+    if (deadlines === undefined) {
+      deadlines = new DeadlineList(timeoutMs)
+      this.#deadlines.set(timeoutMs, deadlines)
+    }
+    const attempt = new Attempt(route.limiter, this.#options.errorDataLimit, deadlines, timeoutMs, wireSignal)
     try {
       route.pool.dispatch(
         {
@@ -175,15 +183,19 @@ export class SinkClient {
 /**
  * One request's undici handler: the status, Retry-After and the start of a non-2xx body (up to `limit` bytes;
  * past it the rest of the body and its connection are destroyed), settled once as an AttemptResult. It is also
- * its own timeout (a precise native timer: undici's own timers tick about once a second) and its own listener on
- * the caller's signal, and it gives its connection slot back when it settles.
+ * its own entry in its timeout's deadline list (a precise native timer: undici's own timers tick about once a
+ * second) and its own listener on the caller's signal, and it gives its connection slot back when it settles.
  */
-class Attempt implements Dispatcher.DispatchHandler, AbortSubscriber {
+class Attempt implements Dispatcher.DispatchHandler, AbortSubscriber, Deadline {
   readonly result: Promise<AttemptResult>
+  deadlineAt = 0
+  prevDeadline: Deadline | undefined
+  nextDeadline: Deadline | undefined
   readonly #limiter: FairLimiter
   readonly #limit: number
+  readonly #deadlines: DeadlineList
+  readonly #timeoutMs: number
   readonly #wireSignal: AbortSignal | undefined
-  readonly #timer: NodeJS.Timeout
   readonly #started = performance.now()
   #resolve!: (result: AttemptResult) => void
   #controller: Dispatcher.DispatchController | undefined
@@ -195,12 +207,20 @@ class Attempt implements Dispatcher.DispatchHandler, AbortSubscriber {
   #size = 0
   #sentAt = -1
 
-  constructor(limiter: FairLimiter, limit: number, timeoutMs: number, wireSignal: AbortSignal | undefined) {
+  constructor(
+    limiter: FairLimiter,
+    limit: number,
+    deadlines: DeadlineList,
+    timeoutMs: number,
+    wireSignal: AbortSignal | undefined
+  ) {
     this.#limiter = limiter
     this.#limit = limit
+    this.#deadlines = deadlines
+    this.#timeoutMs = timeoutMs
     this.#wireSignal = wireSignal
     this.result = new Promise(resolve => (this.#resolve = resolve))
-    this.#timer = setTimeout(timedOut, Math.min(timeoutMs, MAX_TIMER_MS), this, timeoutMs)
+    deadlines.add(this)
     if (wireSignal === undefined) return
     if (wireSignal.aborted) this.abort(wireSignal.reason)
     else subscribe(wireSignal, this)
@@ -208,6 +228,10 @@ class Attempt implements Dispatcher.DispatchHandler, AbortSubscriber {
 
   signalAborted(): void {
     this.abort(this.#wireSignal?.reason)
+  }
+
+  expire(): void {
+    this.abort(new AttemptTimeout(this.#timeoutMs))
   }
 
   /** Aborts the request with `reason` (at once, or as soon as undici starts it); the attempt ends in error. */
@@ -283,15 +307,11 @@ class Attempt implements Dispatcher.DispatchHandler, AbortSubscriber {
   #settle(result: AttemptResult): void {
     if (this.#settled) return
     this.#settled = true
-    clearTimeout(this.#timer)
+    this.#deadlines.remove(this)
     if (this.#wireSignal !== undefined) unsubscribe(this.#wireSignal, this)
     this.#limiter.release()
     this.#resolve(result)
   }
-}
-
-function timedOut(attempt: Attempt, timeoutMs: number): void {
-  attempt.abort(new AttemptTimeout(timeoutMs))
 }
 
 function header(value: string | string[] | undefined): string | undefined {
