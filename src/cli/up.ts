@@ -6,16 +6,27 @@ import { fileURLToPath } from 'node:url'
 import { apiVersionOf, kindByApiVersion, parseManifests, validateResource } from '../api/index.ts'
 import { createLogger, startController } from '../controller/index.ts'
 import type { RunningController } from '../controller/index.ts'
-import { startDispatcher, startKafkaSourcePlane, startPingSourcePlane } from '../dispatcher/index.ts'
+import {
+  DEFAULT_SCHEDULE_CAPACITY,
+  parseDurationFlag,
+  startDispatcher,
+  startKafkaSourcePlane,
+  startPingSourcePlane
+} from '../dispatcher/index.ts'
 import type { KafkaSourcePlane, PingSourcePlane, RunningDispatcher } from '../dispatcher/index.ts'
 import { ensureTopics, parseBootstrap, startEmbeddedKafka, KAFKA_VERSION } from '../kafka/index.ts'
 import type { EmbeddedKafka } from '../kafka/index.ts'
+import { PoolSupervisor, parsePoolBounds, parseZones, spawnDispatcher } from '../pool/index.ts'
+import type { PoolBounds, PoolDecision } from '../pool/index.ts'
 import { startEventDisplay } from './sink.ts'
 
-const usage = `usage: shoal up [--kafka HOST:PORT] [--port 8080] [--kafka-port 9092] [--data-dir DIR] [--no-demo]
+const usage = `usage: shoal up [--kafka HOST:PORT] [--port 8080] [--kafka-port 9092] [--data-dir DIR] [--no-demo] [--prefix shoal]
+                [--dispatchers MIN..MAX [--zones a,b,c] [--dispatcher-capacity 10] [--pool-stabilization 30s]]
 
 Starts Shoal on this machine: an embedded Kafka (unless --kafka or KAFKA_BOOTSTRAP_SERVERS names one),
-a controller serving the API, and the demo sources in examples/. Ctrl-C stops everything.`
+a controller serving the API, and the demo sources in examples/. Ctrl-C stops everything.
+Without --dispatchers, three dispatchers run in this process (zones a, b, c). With it, an elastic pool of
+dispatcher processes: more start while vreplicas wait for capacity, the highest stop once emptied (docs/pool.md).`
 
 /** What the in-process dispatchers say: warnings and errors only, on stderr. */
 const quiet = (level: 'info' | 'warn' | 'error', message: string, fields?: Readonly<Record<string, unknown>>) => {
@@ -43,6 +54,11 @@ export async function runUp(argv: readonly string[]): Promise<number> {
         'kafka-port': { type: 'string', default: '9092' },
         'data-dir': { type: 'string' },
         'no-demo': { type: 'boolean', default: false },
+        prefix: { type: 'string' },
+        dispatchers: { type: 'string' },
+        zones: { type: 'string' },
+        'dispatcher-capacity': { type: 'string' },
+        'pool-stabilization': { type: 'string' },
         help: { type: 'boolean', short: 'h' }
       },
       strict: true,
@@ -59,6 +75,14 @@ export async function runUp(argv: readonly string[]): Promise<number> {
   const port = portArg('--port', values.port)
   const kafkaPort = portArg('--kafka-port', values['kafka-port'])
   if (port === undefined || kafkaPort === undefined) return 2
+  let pool: UpPool | undefined
+  try {
+    pool = upPool(values)
+  } catch (error) {
+    process.stderr.write(`shoal up: ${(error as Error).message}\n`)
+    return 2
+  }
+  const prefix = values.prefix
   const given = values.kafka ?? process.env['KAFKA_BOOTSTRAP_SERVERS']
   const out = (line: string) => process.stdout.write(`${line}\n`)
 
@@ -73,6 +97,7 @@ export async function runUp(argv: readonly string[]): Promise<number> {
   const pingPlanes: PingSourcePlane[] = []
   let display: { url: string; server: Server } | undefined
   let trickle: { stop(): Promise<void> } | undefined
+  let supervisor: PoolSupervisor | undefined
   try {
     let brokers: string[]
     if (given) {
@@ -97,9 +122,45 @@ export async function runUp(argv: readonly string[]): Promise<number> {
       brokers,
       port,
       serviceUrlTemplate,
-      logger: createLogger('shoal-controller', process.env['SHOAL_LOG_LEVEL'] ?? 'warn')
+      logger: createLogger('shoal-controller', process.env['SHOAL_LOG_LEVEL'] ?? 'warn'),
+      ...(prefix === undefined ? {} : { prefix }),
+      ...(pool === undefined
+        ? {}
+        : {
+            pool: {
+              bounds: pool.bounds,
+              capacity: { consumer: pool.capacity, schedule: DEFAULT_SCHEDULE_CAPACITY },
+              ...(pool.stabilizationMs === undefined ? {} : { stabilizationMs: pool.stabilizationMs })
+            }
+          })
     })
-    for (const [i, zone] of DEMO_ZONES.entries()) {
+    if (pool !== undefined) {
+      const { capacity } = pool
+      const poolUrl = `${controller.url}/shoal/v1/pool`
+      supervisor = new PoolSupervisor({
+        bounds: pool.bounds,
+        zones: pool.zones,
+        decision: async () => {
+          const response = await fetch(poolUrl, { signal: AbortSignal.timeout(5_000) })
+          if (!response.ok) throw new Error(`${poolUrl}: ${response.status}`)
+          return (await response.json()) as PoolDecision
+        },
+        start: (id, _ordinal, zone) =>
+          spawnDispatcher({
+            brokers,
+            id,
+            zone,
+            node: `node-${zone}`,
+            capacity,
+            ...(prefix === undefined ? {} : { prefix }),
+            env: { SHOAL_SERVICE_URL_TEMPLATE: serviceUrlTemplate },
+            onStderr: text => process.stderr.write(text)
+          }),
+        log: line => out(`pool: ${line}`)
+      })
+      supervisor.start()
+    }
+    for (const [i, zone] of (pool === undefined ? DEMO_ZONES : []).entries()) {
       const dispatcher = await startDispatcher({
         brokers,
         id: `dispatcher-${i}`,
@@ -130,9 +191,14 @@ export async function runUp(argv: readonly string[]): Promise<number> {
     out(`  dashboard    ${controller.url}/ui   (zones, dispatchers, placements, lag and throughput, live)`)
     out(`  metrics      ${controller.url}/metrics (Prometheus; deploy/grafana/shoal.json is a dashboard for it)`)
     out(`  sink         ${display.url} (event display: every Service a sink names resolves here; events print below)`)
-    out(
-      `  dispatchers  ${dispatchers.map(d => `${d.id} (zone ${d.zone})`).join(', ')}, ${DEMO_CAPACITY} consumer slots each`
-    )
+    if (pool === undefined)
+      out(
+        `  dispatchers  ${dispatchers.map(d => `${d.id} (zone ${d.zone})`).join(', ')}, ${DEMO_CAPACITY} consumer slots each`
+      )
+    else
+      out(
+        `  dispatchers  a pool of ${pool.bounds.min}..${pool.bounds.max} processes over zones ${pool.zones.join(',')}, ${pool.capacity} consumer slots each (${controller.url}/shoal/v1/pool says why)`
+      )
     for (const line of applied) out(`  demo         ${line}`)
     out('')
     out('Next, in another terminal:')
@@ -161,6 +227,7 @@ export async function runUp(argv: readonly string[]): Promise<number> {
     process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)
     await trickle?.stop()
+    await supervisor?.stop()
     await Promise.all(pingPlanes.map(p => p.close().catch(() => undefined)))
     await Promise.all(planes.map(p => p.close().catch(() => undefined)))
     await Promise.all(dispatchers.map(d => d.close().catch(() => undefined)))
@@ -230,6 +297,39 @@ async function applyDemo(controller: RunningController, brokers: readonly string
     }
   }
   return lines
+}
+
+interface UpPool {
+  readonly bounds: PoolBounds
+  readonly zones: readonly string[]
+  readonly capacity: number
+  readonly stabilizationMs?: number
+}
+
+/** `--dispatchers MIN..MAX` and its companions; undefined without it (the in-process demo pool). */
+function upPool(values: {
+  readonly dispatchers?: string | undefined
+  readonly zones?: string | undefined
+  readonly 'dispatcher-capacity'?: string | undefined
+  readonly 'pool-stabilization'?: string | undefined
+}): UpPool | undefined {
+  if (values.dispatchers === undefined) {
+    const stray = (['zones', 'dispatcher-capacity', 'pool-stabilization'] as const).find(f => values[f] !== undefined)
+    if (stray !== undefined) throw new Error(`--${stray} needs --dispatchers MIN..MAX`)
+    return undefined
+  }
+  const bounds = parsePoolBounds(values.dispatchers)
+  const zones = parseZones(values.zones ?? DEMO_ZONES.join(','))
+  const capacityText = values['dispatcher-capacity'] ?? String(DEMO_CAPACITY)
+  const capacity = Number(capacityText)
+  if (!Number.isInteger(capacity) || capacity < 1 || capacity > 100_000)
+    throw new Error(`--dispatcher-capacity must be a whole number from 1 to 100000, not "${capacityText}"`)
+  const text = values['pool-stabilization']
+  if (text === undefined) return { bounds, zones, capacity }
+  const stabilizationMs = parseDurationFlag(text)
+  if (stabilizationMs === undefined || stabilizationMs > 3_600_000)
+    throw new Error(`--pool-stabilization must be a duration up to 1h like 30s, not "${text}"`)
+  return { bounds, zones, capacity, stabilizationMs }
 }
 
 function portArg(name: string, value: string): number | undefined {

@@ -1,17 +1,20 @@
 import { parseArgs } from 'node:util'
 import { parseBootstrap } from '../kafka/index.ts'
 import { parseDurationFlag } from '../dispatcher/index.ts'
-import { ShoalError } from '../errors/index.ts'
+import { ErrorCodes, ShoalError } from '../errors/index.ts'
+import { parsePoolBounds, parseStatefulSetRef } from '../pool/index.ts'
 import { controllerSecurity } from '../auth/index.ts'
 import type { ControllerSecurity } from '../auth/index.ts'
 import { loadSecretKey } from '../secrets/index.ts'
 import type { SecretKey } from '../secrets/index.ts'
 import { startController } from './controller.ts'
+import type { ControllerOptions } from './controller.ts'
 import { createLogger } from './logger.ts'
 
 const usage = `usage: shoal controller --kafka HOST:PORT[,HOST:PORT…] [--port 8080] [--host 127.0.0.1]
                         [--prefix shoal] [--buckets 16] [--id NAME] [--service-url-template URL]
-                        [--liveness-timeout 10s] [--scheduler-config ha|compact|FILE]
+                        [--liveness-timeout 10s] [--session-timeout 6s] [--scheduler-config ha|compact|FILE]
+                        [--dispatchers MIN..MAX [--pool-stabilization 30s] [--statefulset NS/NAME]]
                         [--tokens FILE] [--forbidden-sink-cidrs CIDR,…]
                         [--tls-cert FILE --tls-key FILE [--tls-ca FILE]]
                         [--secret-key-file FILE]   (or SHOAL_SECRET_KEY: seals Secrets)`
@@ -31,6 +34,10 @@ export async function runControllerCommand(argv: readonly string[]): Promise<num
         id: { type: 'string' },
         'service-url-template': { type: 'string' },
         'liveness-timeout': { type: 'string' },
+        'session-timeout': { type: 'string' },
+        dispatchers: { type: 'string' },
+        'pool-stabilization': { type: 'string' },
+        statefulset: { type: 'string' },
         'scheduler-config': { type: 'string' },
         tokens: { type: 'string' },
         'forbidden-sink-cidrs': { type: 'string' },
@@ -83,6 +90,32 @@ export async function runControllerCommand(argv: readonly string[]): Promise<num
       return 2
     }
   }
+  let sessionTimeoutMs: number | undefined
+  if (values['session-timeout'] !== undefined) {
+    sessionTimeoutMs = parseDurationFlag(values['session-timeout'])
+    if (
+      sessionTimeoutMs === undefined ||
+      sessionTimeoutMs < MIN_SESSION_TIMEOUT_MS ||
+      sessionTimeoutMs > MAX_SESSION_TIMEOUT_MS
+    ) {
+      process.stderr.write(
+        `shoal controller: --session-timeout must be a duration from 2s to 30m (at least twice the 1 s group heartbeat), not "${values['session-timeout']}"\n`
+      )
+      return 2
+    }
+  }
+  let pool: ControllerOptions['pool']
+  let statefulSet: ControllerOptions['statefulSet']
+  try {
+    pool = poolOptions(values)
+    if (values.statefulset !== undefined) {
+      if (pool === undefined) throw new ShoalError(ErrorCodes.USAGE, '--statefulset needs --dispatchers MIN..MAX')
+      statefulSet = parseStatefulSetRef(values.statefulset)
+    }
+  } catch (error) {
+    process.stderr.write(`shoal controller: ${(error as Error).message}\n`)
+    return 2
+  }
   let security: ControllerSecurity
   try {
     security = controllerSecurity(values, values.prefix)
@@ -111,6 +144,9 @@ export async function runControllerCommand(argv: readonly string[]): Promise<num
       ...(buckets === undefined ? {} : { buckets }),
       ...(values.id === undefined ? {} : { replicaId: values.id }),
       ...(livenessTimeoutMs === undefined ? {} : { livenessTimeoutMs }),
+      ...(sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs }),
+      ...(pool === undefined ? {} : { pool }),
+      ...(statefulSet === undefined ? {} : { statefulSet }),
       ...(values['scheduler-config'] === undefined ? {} : { schedulerConfig: values['scheduler-config'] }),
       ...(values['service-url-template'] === undefined ? {} : { serviceUrlTemplate: values['service-url-template'] })
     })
@@ -135,4 +171,27 @@ export async function runControllerCommand(argv: readonly string[]): Promise<num
     )
     return 1
   }
+}
+
+/** `--session-timeout` bounds: twice the group heartbeat (1 s), and a stock broker's group.max.session.timeout.ms. */
+const MIN_SESSION_TIMEOUT_MS = 2_000
+const MAX_SESSION_TIMEOUT_MS = 30 * 60_000
+
+/** `--dispatchers MIN..MAX` and `--pool-stabilization`: the pool the leader sizes, or none. */
+function poolOptions(values: {
+  readonly dispatchers?: string | undefined
+  readonly 'pool-stabilization'?: string | undefined
+}): ControllerOptions['pool'] {
+  if (values.dispatchers === undefined) {
+    if (values['pool-stabilization'] !== undefined)
+      throw new ShoalError(ErrorCodes.USAGE, '--pool-stabilization needs --dispatchers MIN..MAX')
+    return undefined
+  }
+  const bounds = parsePoolBounds(values.dispatchers)
+  const text = values['pool-stabilization']
+  if (text === undefined) return { bounds }
+  const stabilizationMs = parseDurationFlag(text)
+  if (stabilizationMs === undefined || stabilizationMs > 3_600_000)
+    throw new ShoalError(ErrorCodes.USAGE, `--pool-stabilization must be a duration up to 1h like 30s, not "${text}"`)
+  return { bounds, stabilizationMs }
 }

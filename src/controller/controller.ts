@@ -25,6 +25,9 @@ import { DeliveryErrors } from './delivery-errors.ts'
 import { startObservability } from './observability.ts'
 import type { Observability } from './observability.ts'
 import { SchedulerLeader } from './scheduler-leader.ts'
+import type { PoolOptions } from './scheduler-leader.ts'
+import { MAX_POOL_SIZE, StatefulSetScaler } from '../pool/index.ts'
+import type { StatefulSetScalerOptions } from '../pool/index.ts'
 import { sourceOffsets } from './source-operations.ts'
 import { SourceReconciler } from './source-reconciler.ts'
 
@@ -50,6 +53,10 @@ export interface ControllerOptions {
   readonly tls?: ApiTls
   /** Seals Secrets in the store and opens them for the source's Kafka clients (docs/secrets.md); absent: none. */
   readonly secretKey?: SecretKey
+  /** `--dispatchers MIN..MAX`: the leader sizes and drains the dispatcher pool (docs/pool.md). */
+  readonly pool?: Omit<PoolOptions, 'onDecision'>
+  /** `--statefulset NS/NAME`: the leader writes the pool's size to this StatefulSet's scale (Kubernetes). */
+  readonly statefulSet?: StatefulSetScalerOptions
 }
 
 export interface RunningController {
@@ -131,6 +138,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
     log: logTo
   })
   let leader: SchedulerLeader
+  const scaler = options.statefulSet && new StatefulSetScaler(options.statefulSet)
   let observability: Observability | undefined
   const deliveryErrors = new DeliveryErrors(connection, store.names, (message, error) =>
     log.warn({ error: String(error) }, message)
@@ -145,7 +153,23 @@ export async function startController(options: ControllerOptions): Promise<Runni
       members,
       config,
       log: logTo,
-      onPass: seconds => observability?.observePass(seconds)
+      onPass: seconds => observability?.observePass(seconds),
+      ...(options.pool === undefined && scaler === undefined
+        ? {}
+        : {
+            pool: {
+              bounds: options.pool?.bounds ?? { min: 0, max: MAX_POOL_SIZE },
+              ...options.pool,
+              ...(scaler === undefined
+                ? {}
+                : {
+                    onDecision: decision =>
+                      void scaler.apply(decision.replicas).catch(error => {
+                        logTo('warn', 'could not write the pool size to the StatefulSet', { error: String(error) })
+                      })
+                  })
+            }
+          })
     })
   } catch (error) {
     await members.close().catch(() => undefined)
@@ -174,7 +198,8 @@ export async function startController(options: ControllerOptions): Promise<Runni
     {
       propose: async () => leader.term?.propose() ?? notLeading(),
       approve: async revision => (leader.term ? leader.term.approve(revision) : notLeading()),
-      autoscaling: async () => leader.term?.autoscaling() ?? notLeading()
+      autoscaling: async () => leader.term?.autoscaling() ?? notLeading(),
+      pool: async () => leader.term?.pool() ?? notLeading()
     },
     sourceOffsets(store)
   )
@@ -196,6 +221,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
       reconciler.stop()
       await observed.close()
       await leader.stop()
+      await scaler?.close().catch(() => undefined)
       await members.close()
       await deliveryErrors.close()
       await store.close()

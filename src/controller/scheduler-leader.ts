@@ -5,6 +5,8 @@ import type { AutoscaleStatus, AutoscaleTarget } from '../autoscale/index.ts'
 import type { MemberStatus } from '../dispatcher/index.ts'
 import { contractPartitionOf } from '../dispatcher/index.ts'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
+import { MAX_POOL_SIZE, decidePool, stabilize } from '../pool/index.ts'
+import type { PoolBounds, PoolDecision, PoolMember, Slots } from '../pool/index.ts'
 import { LogTailer, topicPartitions } from '../kafka/index.ts'
 import type { KafkaConnection } from '../kafka/index.ts'
 import { Scheduler } from '../scheduler/index.ts'
@@ -37,7 +39,28 @@ export interface SchedulerLeaderOptions {
   /** Told how long each scheduling pass took, in seconds (the controller's metrics). */
   readonly onPass?: (seconds: number) => void
   readonly log: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void
+  /** The dispatcher pool this leader sizes (docs/pool.md); absent: the pool is decided on but not managed. */
+  readonly pool?: PoolOptions
 }
+
+/** `--dispatchers MIN..MAX` and what to do with each decision. */
+export interface PoolOptions {
+  readonly bounds: PoolBounds
+  /** The slots of a dispatcher the pool starts; absent: the largest live dispatcher's. */
+  readonly capacity?: Slots
+  /** Steps down wait until the smaller size held this long (default 30 s). */
+  readonly stabilizationMs?: number
+  /** Told every decision, about once a second and after every pass (the StatefulSet writer). */
+  readonly onDecision?: (decision: PoolDecision) => void
+}
+
+/** The pool as `GET /shoal/v1/pool` shows it: the decision, whether a supervisor acts on it, and the members. */
+export type PoolView = PoolDecision & {
+  readonly managed: boolean
+  readonly members: ReadonlyArray<PoolMember & { readonly draining: boolean }>
+}
+
+export const DEFAULT_POOL_STABILIZATION_MS = 30_000
 
 type Log = SchedulerLeaderOptions['log']
 
@@ -117,6 +140,10 @@ export class LeaderTerm {
   /** The last proposal shown: the only one an approval may apply. */
   #proposal: RebalanceProposal | undefined
   #timer: NodeJS.Timeout | undefined
+  /** Dispatchers the pool is emptying (state `draining` for the scheduler), and its recent sizes. */
+  #draining: ReadonlySet<string> = new Set()
+  #poolRecent: ReadonlyArray<{ readonly atMs: number; readonly desired: number }> = []
+  #poolTimer: NodeJS.Timeout | undefined
   #running: Promise<void> = Promise.resolve()
   #stopped = false
   deposed = false
@@ -205,11 +232,15 @@ export class LeaderTerm {
     this.#log('info', 'scheduler leadership taken', { epoch: this.#epoch, placements: this.#placements.size })
     this.#schedulePass(0)
     this.#autoscaler.start()
+    // The stabilisation window ends by itself, and heartbeats say when a drained contract has been applied.
+    this.#poolTimer = setInterval(() => this.#refreshPool(), 1_000)
+    this.#poolTimer.unref()
   }
 
   async stop(): Promise<void> {
     this.#stopped = true
     clearTimeout(this.#timer)
+    clearInterval(this.#poolTimer)
     for (const unsubscribe of this.#unsubscribe) unsubscribe()
     await this.#autoscaler?.stop()
     await this.#running.catch(() => undefined)
@@ -220,6 +251,76 @@ export class LeaderTerm {
   /** Every autoscaled source: its scale, lag and why (`GET /shoal/v1/autoscaling`). */
   autoscaling(): AutoscaleStatus[] {
     return this.#autoscaler?.status() ?? []
+  }
+
+  /** The pool's size as the load needs it, and why (`GET /shoal/v1/pool`). */
+  pool(): PoolView {
+    const members = this.#poolMembers()
+    const decision = this.#decidePool(members, performance.now(), false)
+    const draining = new Set(decision.draining)
+    return {
+      ...decision,
+      managed: this.#options.pool !== undefined,
+      members: members.map(m => ({ ...m, draining: draining.has(m.id) }))
+    }
+  }
+
+  #poolMembers(): PoolMember[] {
+    const cordoned = this.#cordoned()
+    return this.#options.members
+      .liveDispatchers()
+      .map(m => {
+        const placed = this.#scheduler.used(m.id) ?? { consumer: 0, schedule: 0 }
+        return {
+          id: m.id,
+          ordinal: Number.isFinite(m.ordinal) ? m.ordinal : ordinalOf(m.id),
+          capacity: { consumer: m.capacity.consumers, schedule: m.capacity.schedules },
+          placed: { consumer: placed.consumer, schedule: placed.schedule },
+          running: { consumer: m.used.consumers, schedule: m.used.schedules },
+          cordoned: cordoned.has(m.id)
+        }
+      })
+      .sort((a, b) => a.ordinal - b.ordinal)
+  }
+
+  /** The pure decision over this term's state; `remember` moves the stabilisation window on. */
+  #decidePool(members: readonly PoolMember[], nowMs: number, remember: boolean): PoolDecision {
+    const pool = this.#options.pool
+    const summary = this.#scheduler.summary()
+    const input = {
+      bounds: pool?.bounds ?? { min: 0, max: MAX_POOL_SIZE },
+      members,
+      pendingForCapacity: summary.pendingForCapacity,
+      pendingUnschedulable: summary.pendingUnschedulable,
+      ...(pool?.capacity === undefined ? {} : { capacity: pool.capacity })
+    }
+    const raw = decidePool(input)
+    const window = stabilize(
+      this.#poolRecent,
+      raw.desired,
+      nowMs,
+      pool?.stabilizationMs ?? DEFAULT_POOL_STABILIZATION_MS
+    )
+    if (remember) this.#poolRecent = window.recent
+    return window.desired > raw.desired ? decidePool({ ...input, atLeast: window.desired }) : raw
+  }
+
+  /** Decides the pool; a managed pool drains what the decision says, and its writer is told. */
+  #refreshPool(): void {
+    const pool = this.#options.pool
+    if (this.#stopped || pool === undefined) return
+    const decision = this.#decidePool(this.#poolMembers(), performance.now(), true)
+    const draining = new Set(decision.draining)
+    if (draining.size !== this.#draining.size || [...draining].some(id => !this.#draining.has(id))) {
+      this.#log('info', 'the pool drains dispatchers', { draining: [...draining], reason: decision.message })
+      this.#draining = draining
+      this.#dispatchersChanged()
+    }
+    try {
+      pool.onDecision?.(decision)
+    } catch (error) {
+      this.#log('warn', 'the pool decision could not be acted on', { error: String(error) })
+    }
   }
 
   /** The scheduler's rebalance proposal, from the current state (after any pass that is due). */
@@ -275,21 +376,24 @@ export class LeaderTerm {
     }
   }
 
-  #dispatchersChanged(): void {
-    const store = this.#options.store
-    const cordoned = new Set(
-      store
+  #cordoned(): Set<string> {
+    return new Set(
+      this.#options.store
         .snapshot(k => k.startsWith(`${DispatcherKind.kind}/`))
         .filter(e => (e.object.spec as { unschedulable?: boolean }).unschedulable === true)
         .map(e => e.object.metadata.name)
     )
+  }
+
+  #dispatchersChanged(): void {
+    const cordoned = this.#cordoned()
     const dispatchers: DispatcherInfo[] = this.#options.members.liveDispatchers().map(m => ({
       id: m.id,
       ordinal: Number.isFinite(m.ordinal) ? m.ordinal : ordinalOf(m.id),
       zone: m.zone,
       node: m.node,
       capacity: { consumer: m.capacity.consumers, schedule: m.capacity.schedules },
-      state: cordoned.has(m.id) ? 'cordoned' : 'ready'
+      state: cordoned.has(m.id) ? 'cordoned' : this.#draining.has(m.id) ? 'draining' : 'ready'
     }))
     this.#scheduler.setDispatchers(dispatchers)
     this.#schedulePass()
@@ -307,6 +411,7 @@ export class LeaderTerm {
     const started = performance.now()
     await this.#pass()
     this.#options.onPass?.((performance.now() - started) / 1000)
+    this.#refreshPool()
   }
 
   async #pass(): Promise<void> {

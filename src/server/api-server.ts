@@ -58,6 +58,8 @@ export interface Rebalancer {
   approve(revision: number): Promise<unknown>
   /** Every autoscaled source: scale, lag, why (`GET /shoal/v1/autoscaling`). */
   autoscaling?(): Promise<unknown>
+  /** The dispatcher pool's decision (`GET /shoal/v1/pool`, docs/pool.md). */
+  pool?(): Promise<unknown>
 }
 
 /** `GET|POST /shoal/v1/namespaces/NS/kafkasources/NAME/offsets`: any replica answers (it asks Kafka). */
@@ -75,6 +77,8 @@ const REBALANCE = '/shoal/v1/rebalance'
 const CONTROLLERS = '/internal/v1/controllers'
 /** The leader's autoscalers. */
 const AUTOSCALING = '/shoal/v1/autoscaling'
+/** The leader's dispatcher pool decision. */
+const POOL = '/shoal/v1/pool'
 /** A KafkaSource's committed offsets (GET) and their reset (POST {reset}). */
 const OFFSETS = /^\/shoal\/v1\/namespaces\/([^/]+)\/kafkasources\/([^/]+)\/offsets$/
 
@@ -179,7 +183,13 @@ export class ApiServer {
     if (path === '/apis') return this.#json(res, 200, discovery())
     if (path === INTERNAL_WRITES && method === 'POST') return this.#internalWrite(req, res)
     if (path === REBALANCE && (method === 'GET' || method === 'POST')) return this.#rebalance(req, res, method)
-    if (path === AUTOSCALING && method === 'GET') return this.#autoscaling(req, res)
+    if (path === AUTOSCALING && method === 'GET')
+      return this.#fromLeader(req, res, AUTOSCALING, async () => {
+        const items = await this.#rebalancer?.autoscaling?.()
+        return items === undefined ? undefined : { items }
+      })
+    if (path === POOL && method === 'GET')
+      return this.#fromLeader(req, res, POOL, async () => this.#rebalancer?.pool?.())
     const offsets = OFFSETS.exec(path)
     if (offsets && (method === 'GET' || method === 'POST'))
       return this.#sourceOffsets(req, res, method, decodeURIComponent(offsets[1]!), decodeURIComponent(offsets[2]!))
@@ -444,12 +454,17 @@ export class ApiServer {
     }
   }
 
-  /** The leader's autoscalers, forwarded to the leader by any other replica. */
-  async #autoscaling(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** What only the leader knows (its autoscalers, the pool), forwarded to the leader by any other replica. */
+  async #fromLeader(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    answer: () => Promise<unknown>
+  ): Promise<void> {
     try {
       const leader = this.#store!.ownerOf(0)
       if (leader.kind === 'remote' && req.headers[FORWARDED_HEADER] === undefined) {
-        const response = await httpRequest(`${leader.url}${AUTOSCALING}`, {
+        const response = await httpRequest(`${leader.url}${path}`, {
           headers: { [FORWARDED_HEADER]: '1', ...this.#peers.headers },
           ...(this.#peers.dispatcher === undefined ? {} : { dispatcher: this.#peers.dispatcher }),
           headersTimeout: 10_000,
@@ -457,11 +472,11 @@ export class ApiServer {
         })
         return this.#json(res, response.statusCode, await response.body.json())
       }
-      const items = leader.kind === 'self' ? await this.#rebalancer?.autoscaling?.() : undefined
-      if (items === undefined) {
+      const body = leader.kind === 'self' ? await answer() : undefined
+      if (body === undefined) {
         throw new ShoalError(ErrorCodes.UNAVAILABLE, 'no scheduler leader right now; retry', { retriable: true })
       }
-      return this.#json(res, 200, { items })
+      return this.#json(res, 200, body)
     } catch (error) {
       return this.#send(res, statusOf(error))
     }
