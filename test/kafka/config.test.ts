@@ -53,3 +53,21 @@ test('java -version output gives the major version', () => {
   assert.equal(parseJavaMajor('openjdk version "21" 2023-09-19'), 21)
   assert.equal(parseJavaMajor('no version here'), undefined)
 })
+
+test('an extra listener: its own port, advertised at another address, plaintext', () => {
+  const broker: BrokerSpec = {
+    ...spec(1),
+    extraListener: { name: 'PROXIED', port: 29092, advertised: '127.0.0.1:39092' }
+  }
+  const settings = brokerSettings(broker, [broker])
+  assert.equal(
+    settings.get('listeners'),
+    'PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:19092,PROXIED://127.0.0.1:29092'
+  )
+  assert.equal(settings.get('advertised.listeners'), 'PLAINTEXT://127.0.0.1:9092,PROXIED://127.0.0.1:39092')
+  assert.equal(
+    settings.get('listener.security.protocol.map'),
+    'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,PROXIED:PLAINTEXT'
+  )
+  assert.equal(settings.get('inter.broker.listener.name'), 'PLAINTEXT')
+})
