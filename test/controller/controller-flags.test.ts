@@ -1,0 +1,35 @@
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { describe, it } from 'node:test'
+import { shoalBin } from '../helpers/controllers.ts'
+
+/** `shoal controller ARGS`: refused flags exit 2 before anything connects, so no broker is needed. */
+function controller(...args: string[]): Promise<{ code: number; stderr: string }> {
+  return new Promise(resolve => {
+    execFile(process.execPath, [shoalBin, 'controller', '--kafka', '127.0.0.1:1', ...args], (error, _out, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stderr })
+    })
+  })
+}
+
+describe('shoal controller flags', () => {
+  it('refuses a bad --session-timeout, naming the flag and its bounds', async () => {
+    for (const value of ['1s', '6', 'soon', '31m']) {
+      const { code, stderr } = await controller('--session-timeout', value)
+      assert.equal(code, 2, stderr)
+      assert.match(stderr, new RegExp(`--session-timeout must be a duration from 2s to 30m .*not "${value}"`))
+    }
+  })
+
+  it('refuses bad pool flags', async () => {
+    const bounds = await controller('--dispatchers', '5..2')
+    assert.equal(bounds.code, 2)
+    assert.match(bounds.stderr, /--dispatchers: MIN \(5\) is above MAX \(2\)/)
+    const alone = await controller('--statefulset', 'shoal/shoal-dispatcher')
+    assert.equal(alone.code, 2)
+    assert.match(alone.stderr, /--statefulset needs --dispatchers MIN\.\.MAX/)
+    const ref = await controller('--dispatchers', '1..4', '--statefulset', 'shoal-dispatcher')
+    assert.equal(ref.code, 2)
+    assert.match(ref.stderr, /--statefulset must be NAMESPACE\/NAME/)
+  })
+})
