@@ -8,7 +8,16 @@ import { brokers, eventually, http, startControllerProcess, uniquePrefix } from 
 import type { ControllerProcess } from '../helpers/controllers.ts'
 import { startDispatcherProcess } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
-import { CountingSink, IdProducer, LIVENESS, createSource, report, settle, waitReady } from './harness.ts'
+import {
+  CountingSink,
+  IdProducer,
+  LIVENESS,
+  createSource,
+  createSourceDuringFailover,
+  report,
+  settle,
+  waitReady
+} from './harness.ts'
 
 const PARTITIONS = 6
 const RECORDS = 2_000
@@ -60,7 +69,12 @@ describe('drill: the leader controller SIGKILLed mid-stream', () => {
       await victim.stop('SIGKILL')
       const survivors = controllers.filter(c => c !== victim)
       // Created while the group may still be leaderless: the new leader must place it.
-      await createSource(survivors[0]!.url, { name: 'after', topic, sink: sink.url('after'), consumers: 2 })
+      await createSourceDuringFailover(survivors[0]!.url, {
+        name: 'after',
+        topic,
+        sink: sink.url('after'),
+        consumers: 2
+      })
 
       const next = await eventually(
         async () => {

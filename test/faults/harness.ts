@@ -248,15 +248,25 @@ export class CountingSink {
   }
 
   async #listen(port: number): Promise<void> {
-    const server = createServer((req, res) => this.#handle(req, res))
-    server.on('connection', socket => {
-      this.#sockets.add(socket)
-      socket.on('close', () => this.#sockets.delete(socket))
-    })
-    server.listen(port, '127.0.0.1')
-    await once(server, 'listening')
-    this.#port = (server.address() as AddressInfo).port
-    this.#server = server
+    // Listening again on the sink's port: another socket may hold it for a moment; try again rather than fail.
+    for (let attempt = 1; ; attempt++) {
+      const server = createServer((req, res) => this.#handle(req, res))
+      server.on('connection', socket => {
+        this.#sockets.add(socket)
+        socket.on('close', () => this.#sockets.delete(socket))
+      })
+      try {
+        server.listen(port, '127.0.0.1')
+        await once(server, 'listening')
+      } catch (error) {
+        if (attempt >= 50) throw error
+        await sleep(200)
+        continue
+      }
+      this.#port = (server.address() as AddressInfo).port
+      this.#server = server
+      return
+    }
   }
 
   #handle(req: IncomingMessage, res: ServerResponse): void {
@@ -330,6 +340,28 @@ export async function createSource(api: string, spec: SourceSpec): Promise<void>
   const created = await http('POST', `${api}${KS}`, kafkaSourceManifest(spec))
   if (created.status !== 201)
     throw new Error(`creating ${spec.name}: ${created.status} ${JSON.stringify(created.body)}`)
+}
+
+/**
+ * Creates a source while the controllers may be failing over: a 5xx or a refused connection is tried again; a
+ * 409 after a try that failed means that try did create it.
+ */
+export async function createSourceDuringFailover(api: string, spec: SourceSpec, timeoutMs = 120_000): Promise<void> {
+  let tried = false
+  await eventually(
+    async () => {
+      const wasTried = tried
+      tried = true
+      const created = await http('POST', `${api}${KS}`, kafkaSourceManifest(spec))
+      if (created.status === 201 || (wasTried && created.status === 409)) return true
+      if (created.status < 500) {
+        throw new Error(`creating ${spec.name}: ${created.status} ${JSON.stringify(created.body)}`)
+      }
+      return undefined
+    },
+    timeoutMs,
+    `${spec.name} created`
+  )
 }
 
 export async function waitReady(api: string, names: readonly string[], timeoutMs = 120_000): Promise<void> {
