@@ -154,7 +154,7 @@ function messageOf(
       parts.push(
         `${KINDS.filter(k => input.pendingForCapacity[k] > 0)
           .map(k => `${input.pendingForCapacity[k]} ${k} vreplicas pending for capacity`)
-          .join('; ')}: ${desired} dispatchers`
+          .join('; ')}: ${dispatchers(desired)}`
       )
       break
     case 'at-max':
@@ -163,8 +163,8 @@ function messageOf(
     case 'compacting':
       parts.push(
         canDrain
-          ? `the load fits in ${desired} dispatchers: emptying the ones above`
-          : `the load fits in ${desired} dispatchers, but those have no room yet for the ${KINDS.map(k => `${held[k]} ${k}`).join(' and ')} vreplicas above: holding`
+          ? `the load fits in ${dispatchers(desired)}: emptying the ones above`
+          : `the load fits in ${dispatchers(desired)}, but those have no room yet for the ${KINDS.map(k => `${held[k]} ${k}`).join(' and ')} vreplicas above: holding`
       )
       break
     case 'stabilizing':
@@ -174,12 +174,16 @@ function messageOf(
       parts.push(`the pool holds its minimum of ${input.bounds.min}`)
       break
     case 'steady':
-      parts.push(`${desired} dispatchers fit the load`)
+      parts.push(`${dispatchers(desired)} fit the load`)
       break
   }
   if (load) parts.push(load)
   if (refused) parts.push(refused)
   return parts.join('; ')
+}
+
+function dispatchers(n: number): string {
+  return n === 1 ? '1 dispatcher' : `${n} dispatchers`
 }
 
 function bySlot(f: (k: SlotKind) => number): Slots {

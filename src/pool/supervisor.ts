@@ -87,7 +87,7 @@ export class PoolSupervisor {
       const decision = await this.#options.decision()
       replicas = decision.replicas
       const why = `${decision.reason}: ${decision.message}`
-      if (why !== this.#lastReason && replicas !== this.running().length) this.#options.log(`pool ${why}`)
+      if (why !== this.#lastReason && replicas !== this.running().length) this.#options.log(why)
       this.#lastReason = why
     } catch {
       // No leader right now: keep what runs (dispatchers keep their last contracts), at least the minimum.
