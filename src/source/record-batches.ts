@@ -5,6 +5,10 @@ const LOG_APPEND_TIME = 0x08
 const TRANSACTIONAL = 0x10
 const CONTROL = 0x20
 
+/** Bytes smaller than this share of the buffer they sit in are copied out of it (see `detached`). */
+const DETACH_BELOW = 1 / 4
+const EMPTY = Buffer.alloc(0)
+
 /** The parts of a fetched record batch this reads (the client's RecordsBatch has them). */
 export interface FetchedBatch {
   readonly firstOffset: bigint
@@ -69,15 +73,15 @@ export function decodeFetchedBatches(
         const offset = batch.firstOffset + BigInt(record.offsetDelta)
         if (offset < next) continue
         const headers: Array<readonly [string, Buffer | null]> = []
-        for (const [k, v] of record.headers) if (k) headers.push([k.toString(), v])
+        for (const [k, v] of record.headers) if (k) headers.push([k.toString(), v && detached(v)])
         records.push({
           topic,
           partition,
           offset,
           // On a LogAppendTime topic the broker's append time is the batch's maxTimestamp.
           timestamp: appendTime ? batch.maxTimestamp : batch.firstTimestamp + record.timestampDelta,
-          key: record.key,
-          value: record.value,
+          key: record.key && detached(record.key),
+          value: record.value && detached(record.value),
           headers,
           fetchedAt
         })
@@ -88,4 +92,16 @@ export function decodeFetchedBatches(
   // Nothing returned below the last stable offset means nothing is left to read there (only markers).
   if (batches.length === 0 && lastStableOffset > next) next = lastStableOffset
   return { records, next }
+}
+
+/**
+ * The bytes in a buffer of their own when they are a small part of the one they sit in. The client hands out
+ * records as views into the fetch answer's socket reads (up to 64 KiB each), so a record still in flight — one
+ * a slow sink holds while its neighbours are done — would keep the whole read alive. Small records are copied
+ * (into Node's shared 8 KiB pool); large ones, already most of their read or copied whole by the client when
+ * they span reads, are left as they are.
+ */
+export function detached(bytes: Buffer): Buffer {
+  if (bytes.length === 0) return EMPTY
+  return bytes.length < bytes.buffer.byteLength * DETACH_BELOW ? Buffer.from(bytes) : bytes
 }

@@ -93,4 +93,33 @@ describe('decodeFetchedBatches', () => {
     assert.equal(decodeFetchedBatches('t', 0, [], [], 5n, 9n).next, 9n)
     assert.equal(decodeFetchedBatches('t', 0, [], [], 5n, 5n).next, 5n)
   })
+
+  it('copies small records out of the socket read they sit in, so one in flight does not keep the read alive', () => {
+    const read = Buffer.alloc(64 * 1024, 7)
+    read.write('key', 100)
+    const small = read.subarray(1_000, 2_024)
+    const large = read.subarray(0, 60_000)
+    const records = [
+      { offsetDelta: 0, timestampDelta: 0n, key: read.subarray(100, 103), value: small, headers: [] },
+      {
+        offsetDelta: 1,
+        timestampDelta: 0n,
+        key: null,
+        value: large,
+        headers: [[Buffer.from('h'), read.subarray(5, 6)]]
+      },
+      { offsetDelta: 2, timestampDelta: 0n, key: null, value: read.subarray(9, 9), headers: [] }
+    ] as const
+    const r = decodeFetchedBatches('t', 0, [{ ...batch(0n, 3), records }], [], 0n, 3n)
+    const [a, b, c] = r.records
+    assert.deepEqual(a!.value, small)
+    assert.notEqual(a!.value!.buffer, read.buffer)
+    assert.equal(a!.key!.toString(), 'key')
+    assert.notEqual(a!.key!.buffer, read.buffer)
+    assert.equal(b!.value, large) // most of its read: kept as it is
+    assert.deepEqual(b!.headers[0]![1], Buffer.from([7]))
+    assert.notEqual(b!.headers[0]![1]!.buffer, read.buffer)
+    assert.equal(c!.value!.length, 0)
+    assert.notEqual(c!.value!.buffer, read.buffer)
+  })
 })
