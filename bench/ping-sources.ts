@@ -7,17 +7,33 @@
 // is autocannon against the same fast sink, in the same run.
 //
 //   npm run bench:ping -- [--schedules 10000] [--dispatchers 1] [--slow 1000] [--minutes 3]
-//                         [--slow-delay-ms 120000] [--schedule '* * * * *'] [--register-only]
+//                         [--slow-delay-ms 120000] [--schedule '* * * * *'] [--slice 256] [--register-only]
+//
+// --slice: ticks handed to the Deliverer per event-loop turn, as the plane's TickFeeder does; 0 hands a whole
+// burst over in one go (how the plane did before).
 import { fork } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { cpus } from 'node:os'
+import { cpus, loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { Deliverer, resolveDeliveryPolicy } from '../src/delivery/index.ts'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { DEFAULT_SERVICE_URL_TEMPLATE } from '../src/api/index.ts'
+import { Deliverer } from '../src/delivery/index.ts'
 import type { DeliveryTarget } from '../src/delivery/index.ts'
-import { PingEventBuilder, ScheduleTable, TickLedger, TickTimer } from '../src/ping/index.ts'
-import type { Firing } from '../src/ping/index.ts'
+import {
+  DEFAULT_TICK_SLICE,
+  PingEventBuilder,
+  ScheduleTable,
+  StringPool,
+  TickFeeder,
+  TickLedger,
+  TickTimer,
+  pingRecordOf,
+  pingTargetOf
+} from '../src/ping/index.ts'
+import type { Firing, PingRecord, PingSink, Tick } from '../src/ping/index.ts'
+import type { StoredObject } from '../src/store/index.ts'
 import type { PingSinkCommand, PingSinkMessage } from './ping-sink.ts'
 
 const { values } = parseArgs({
@@ -29,6 +45,8 @@ const { values } = parseArgs({
     'slow-delay-ms': { type: 'string', default: '120000' },
     schedule: { type: 'string', default: '* * * * *' },
     'register-only': { type: 'boolean', default: false },
+    // Ticks handed to the Deliverer per event-loop turn, as the plane does (0: the whole burst at once).
+    slice: { type: 'string', default: String(DEFAULT_TICK_SLICE) },
     // Internal: this process is one dispatcher.
     worker: { type: 'boolean', default: false },
     index: { type: 'string', default: '0' },
@@ -38,7 +56,14 @@ const { values } = parseArgs({
 })
 
 type WorkerMessage =
-  | { readonly type: 'ready'; readonly registeredRssMb: number; readonly heapMb: number; readonly setupMs: number }
+  | {
+      readonly type: 'ready'
+      readonly registeredRssMb: number
+      readonly heapMb: number
+      readonly heapTotalMb: number
+      readonly records: number
+      readonly setupMs: number
+    }
   | {
       readonly type: 'done'
       readonly fired: number
@@ -46,9 +71,17 @@ type WorkerMessage =
       readonly cpuPercent: number
       readonly peakRssMb: number
       readonly longestFiringMs: number
+      /** The longest time from a burst's first tick to its last handed to the Deliverer. */
+      readonly longestHandOutMs: number
+      /** CPU time (user + system) of this process from each tick to its last fast event answered, per event. */
+      readonly cpuPerEventUs: number[]
+      /** The event loop's longest delay over the run (what a burst blocks it for). */
+      readonly loopDelayMaxMs: number
       readonly ticks: number
     }
 
+/** How long a worker idles after registering before its RSS is read. */
+const REGISTERED_IDLE_MS = 10_000
 const mb = (bytes: number) => Math.round(bytes / 1024 / 1024)
 
 if (values.worker) await runWorker()
@@ -63,30 +96,44 @@ async function runWorker(): Promise<void> {
   const deliverer = new Deliverer()
   const table = new ScheduleTable()
   const ledger = new TickLedger()
-  const policy = resolveDeliveryPolicy(undefined)
+  // What the plane keeps per PingSource: its PingRecord (read from the stored object, which is then dropped),
+  // and for each one it runs an event builder and a delivery target.
+  const strings = new StringPool()
+  const records = new Map<string, PingRecord>()
   const sources = new Map<string, { builder: PingEventBuilder; target: DeliveryTarget }>()
   const now = Date.now()
+  const created = new Date(now - 3_600_000).toISOString()
   for (let i = 0; i < schedules; i++) {
-    const key = `PingSource/bench/d${index}-p${i}`
+    const name = `d${index}-p${i}`
+    const key = `PingSource/bench/${name}`
     const sink = i < slow ? `${values['slow-url']}p${i}` : `${values['fast-url']}p${i}`
-    sources.set(key, {
-      builder: new PingEventBuilder({
-        namespace: 'bench',
-        name: `d${index}-p${i}`,
-        uid: randomUUID(),
-        contentType: 'application/json',
-        data: `{"n":${i}}`
-      }),
-      target: Object.freeze({ sourceKey: key, sink: Object.freeze({ uri: sink }), policy })
+    // As the plane gets it: a stored object decoded from its JSON record.
+    const json = JSON.stringify({
+      apiVersion: 'sources.knative.dev/v1',
+      kind: 'PingSource',
+      metadata: { name, namespace: 'bench', uid: randomUUID(), generation: 1, creationTimestamp: created },
+      spec: { schedule: values.schedule, contentType: 'application/json', data: `{"n":${i}}`, sink: { uri: sink } }
     })
-    table.set(key, { schedule: values.schedule, creationMs: now - 3_600_000, latePolicy: 'all' }, now, now)
+    const record = pingRecordOf(JSON.parse(json) as StoredObject, i, {
+      serviceUrlTemplate: DEFAULT_SERVICE_URL_TEMPLATE,
+      strings
+    })
+    records.set(key, record)
+    sources.set(key, { builder: new PingEventBuilder(record), target: pingTargetOf(key, record.sink as PingSink) })
+    table.set(key, { schedule: record.schedule, creationMs: record.creationMs, latePolicy: 'all' }, now, now)
   }
+  // Steady state of a dispatcher holding them: a full GC, then idle long enough for V8's memory reducer to give
+  // back the pages that registering's garbage (the decoded JSON) grew the heap by.
+  globalThis.gc?.()
+  await new Promise(resolve => setTimeout(resolve, REGISTERED_IDLE_MS))
   globalThis.gc?.()
   const memory = process.memoryUsage()
   send({
     type: 'ready',
     registeredRssMb: mb(memory.rss),
     heapMb: mb(memory.heapUsed),
+    heapTotalMb: mb(memory.heapTotal),
+    records: records.size,
     setupMs: Math.round(performance.now() - started)
   })
   if (values['register-only']) process.exit(0)
@@ -95,6 +142,11 @@ async function runWorker(): Promise<void> {
   let delivered = 0
   let ticks = 0
   let longestFiringMs = 0
+  let longestHandOutMs = 0
+  const cpuPerEventUs: number[] = []
+  let burstCpu = process.cpuUsage()
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 })
+  loopDelay.enable()
   let peakRss = memory.rss
   const fastExpected = schedules - slow
   let lastTickDelivered = 0
@@ -104,14 +156,31 @@ async function runWorker(): Promise<void> {
   const wallStart = performance.now()
   let finish: () => void = () => undefined
   const finished = new Promise<void>(resolve => (finish = resolve))
+  // What the plane does: open each tick in the ledger at once, hand it to the Deliverer in slices.
+  const handOut = (tick: Tick) => {
+    const source = sources.get(tick.key)
+    if (!source) return
+    const at = tick.at
+    void deliverer.deliver(source.builder.event(at, tick.late), source.target).then(outcome => {
+      if (outcome.kind === 'aborted') return
+      ledger.end(tick.key, at)
+      delivered++
+      if (at === lastTick && ++lastTickDelivered === fastExpected) {
+        const cpu = process.cpuUsage(burstCpu)
+        cpuPerEventUs.push(Math.round((cpu.user + cpu.system) / schedules))
+        if (ticks === minutes) finish()
+      }
+    })
+  }
+  const slice = Number(values.slice)
+  const feeder = new TickFeeder({ handOut, slice: slice > 0 ? slice : Number.MAX_SAFE_INTEGER })
   const onFiring = (firing: Firing) => {
     const t0 = performance.now()
     for (const tick of firing.ticks) {
-      const source = sources.get(tick.key)
-      if (!source) continue
       if (tick.at !== lastTick) {
         lastTick = tick.at
         lastTickDelivered = 0
+        burstCpu = process.cpuUsage()
         ticks++
         if (ticks > minutes) {
           timer.stop()
@@ -119,16 +188,11 @@ async function runWorker(): Promise<void> {
         }
       }
       fired++
-      const at = tick.at
-      ledger.begin(tick.key, at)
-      void deliverer.deliver(source.builder.event(at, tick.late), source.target).then(outcome => {
-        if (outcome.kind === 'aborted') return
-        ledger.end(tick.key, at)
-        delivered++
-        if (at === lastTick && ++lastTickDelivered === fastExpected && ticks === minutes) finish()
-      })
+      ledger.begin(tick.key, tick.at)
     }
+    feeder.push(firing.ticks)
     longestFiringMs = Math.max(longestFiringMs, performance.now() - t0)
+    void feeder.idle().then(() => (longestHandOutMs = Math.max(longestHandOutMs, performance.now() - t0)))
   }
   const timer = new TickTimer({ table, onFiring })
   timer.start()
@@ -143,6 +207,9 @@ async function runWorker(): Promise<void> {
     cpuPercent: Math.round(((cpu.user + cpu.system) / 1000 / (performance.now() - wallStart)) * 1000) / 10,
     peakRssMb: mb(peakRss),
     longestFiringMs: Math.round(longestFiringMs),
+    longestHandOutMs: Math.round(longestHandOutMs),
+    cpuPerEventUs,
+    loopDelayMaxMs: Math.round(loopDelay.max / 1e6),
     ticks: Math.min(ticks, minutes)
   })
   // The slow sink's requests are still open: leave without waiting for them.
@@ -167,7 +234,7 @@ async function runMain(): Promise<void> {
     const worker = startWorker(self, ['--schedules', String(schedules), '--slow', '0', '--register-only'])
     const ready = await nextMessage(worker.child, 'ready')
     out(
-      `registered ${schedules} schedules in ${ready.setupMs} ms: RSS ${ready.registeredRssMb} MB (heap ${ready.heapMb} MB) after GC`
+      `registered ${ready.records} schedules in ${ready.setupMs} ms: RSS ${ready.registeredRssMb} MB (heap ${ready.heapMb} MB used of ${ready.heapTotalMb} MB) after GC and ${REGISTERED_IDLE_MS / 1000} s idle`
     )
     await worker.exited
     return
@@ -179,6 +246,11 @@ async function runMain(): Promise<void> {
   try {
     const { fastPort, slowPort } = await nextMessage(sink, 'listening')
     const fastUrl = `http://127.0.0.1:${fastPort}/`
+    out(
+      `load average at the start: ${loadavg()
+        .map(l => l.toFixed(1))
+        .join(' ')}`
+    )
     const capacity = await rawCapacity(fastUrl)
     out(`raw sink capacity (autocannon, 128 connections, 5 s): ${Math.round(capacity)} requests/s`)
     sink.send({ type: 'reset' } satisfies PingSinkCommand)
@@ -196,6 +268,8 @@ async function runMain(): Promise<void> {
         String(minutes),
         '--schedule',
         values.schedule,
+        '--slice',
+        values.slice,
         '--fast-url',
         fastUrl,
         '--slow-url',
@@ -213,20 +287,32 @@ async function runMain(): Promise<void> {
     const stats = await nextMessage(sink, 'stats')
     for (const [d, r] of done.entries()) {
       out(
-        `dispatcher ${d}: ${r.ticks} ticks, fired ${r.fired}, handled ${r.delivered}, CPU ${r.cpuPercent} % of a core over the run, peak RSS ${r.peakRssMb} MB, longest synchronous firing ${r.longestFiringMs} ms`
+        `dispatcher ${d}: ${r.ticks} ticks, fired ${r.fired}, handled ${r.delivered}, CPU ${r.cpuPercent} % of a core over the run, peak RSS ${r.peakRssMb} MB, longest synchronous firing ${r.longestFiringMs} ms, burst handed out in ${r.longestHandOutMs} ms, event loop delay max ${r.loopDelayMaxMs} ms, CPU per tick and schedule (tick to last fast answer) ${r.cpuPerEventUs.join(', ')} µs`
       )
     }
     out(
       `lateness of the ${stats.fast} events at the fast sink (arrival − ce-time): p50 ${stats.latenessMs.p50} ms, p99 ${stats.latenessMs.p99} ms, max ${stats.latenessMs.max} ms`
     )
+    // What the sink could take: the fast events of one tick sent back to back at the raw rate.
+    const idealMs = ((schedules - slow) / capacity) * 1000
+    out(
+      `ideal: ${schedules - slow} events at the raw capacity take ${Math.round(idealMs)} ms; p99 ${(stats.latenessMs.p99 / idealMs).toFixed(2)}× that`
+    )
     for (const tick of stats.ticks) {
-      out(`  tick ${tick.tick}: ${tick.events} events, p50 ${tick.p50} ms, p99 ${tick.p99} ms, max ${tick.max} ms`)
+      out(
+        `  tick ${tick.tick}: ${tick.events} events, p50 ${tick.p50} ms, p99 ${tick.p99} ms (${(tick.p99 / idealMs).toFixed(2)}× ideal), max ${tick.max} ms`
+      )
     }
     out(
       `peak send rate at the top of the minute: ${stats.peakPerSecond} events/s = ${(stats.peakPerSecond / capacity).toFixed(2)} of the raw sink capacity`
     )
     out(
       `slow sink: ${stats.slowArrived} requests reached it, at most ${stats.slowMaxConnections} connections open to it (cap 128 per origin per dispatcher)`
+    )
+    out(
+      `load average at the end: ${loadavg()
+        .map(l => l.toFixed(1))
+        .join(' ')}`
     )
     await Promise.all(workers.map(w => w.exited))
   } finally {

@@ -1,6 +1,3 @@
-import type { PingSource } from '../api/index.ts'
-import { resolveDestination } from '../api/index.ts'
-import { resolveDeliveryPolicy } from '../delivery/index.ts'
 import type { Deliverer, DeliveryTarget } from '../delivery/index.ts'
 import { LogTailer } from '../kafka/index.ts'
 import type { LogRecord } from '../kafka/index.ts'
@@ -8,13 +5,17 @@ import {
   DEFAULT_LATE_POLICY,
   PingEventBuilder,
   ScheduleTable,
+  StringPool,
+  TickFeeder,
   TickLedger,
   TickTimer,
   WatermarkBook,
   compactWatermark,
-  latePolicyOf
+  isLatePolicy,
+  pingRecordOf,
+  pingTargetOf
 } from '../ping/index.ts'
-import type { Firing, LatePolicy, ScheduleSpec, ScheduleWatermark } from '../ping/index.ts'
+import type { Firing, LatePolicy, PingRecord, ScheduleSpec, ScheduleWatermark, Tick } from '../ping/index.ts'
 import { decodeValue, storeNames } from '../store/index.ts'
 import type { ContractRecord, StoredObject } from '../store/index.ts'
 import type { RunningDispatcher } from './dispatcher.ts'
@@ -42,7 +43,8 @@ export interface PingSourcePlaneOptions {
 }
 
 interface Running {
-  readonly resourceVersion: string
+  /** The contract's resourceVersion it was started for (its spec is that version's or a later one's). */
+  readonly version: string
   readonly builder: PingEventBuilder
   readonly target: DeliveryTarget | undefined
 }
@@ -62,7 +64,9 @@ const CLOSE_DRAIN_MS = 2_000
 export class PingSourcePlane {
   readonly #options: PingSourcePlaneOptions
   readonly #now: () => number
-  readonly #resources = new Map<string, { offset: bigint; object: StoredObject }>()
+  // Every PingSource read, as what firing it needs (not the stored object: a dispatcher may read 100,000).
+  readonly #resources = new Map<string, PingRecord>()
+  readonly #strings = new StringPool()
   readonly #resourcesTailer: LogTailer
   readonly #membersTailer: LogTailer
   readonly #membersTopic: string
@@ -72,7 +76,10 @@ export class PingSourcePlane {
   readonly #timer: TickTimer
   readonly #sources = new Map<string, Running>()
   readonly #warned = new Set<string>()
-  readonly #inFlight = new Set<Promise<void>>()
+  readonly #feeder: TickFeeder
+  // Deliveries handed to the Deliverer and not settled; close() waits for them to reach zero.
+  #inFlight = 0
+  #drained: Array<() => void> = []
   #wanted: ReadonlyMap<string, ContractRecord> = new Map()
   #running = false
   #paused = false
@@ -88,6 +95,7 @@ export class PingSourcePlane {
     this.#book = new WatermarkBook({ livenessTimeoutMs: options.livenessTimeoutMs })
     this.#table = new ScheduleTable(options.maxLateTicks === undefined ? {} : { maxLateTicks: options.maxLateTicks })
     this.#timer = new TickTimer({ table: this.#table, now: this.#now, onFiring: firing => this.#fire(firing) })
+    this.#feeder = new TickFeeder({ handOut: tick => this.#deliver(tick) })
     this.#resourcesTailer = new LogTailer({
       connection: { brokers: options.brokers, clientId: `shoal-${options.dispatcherId}-ping-resources` },
       topics: [names.resourcesTopic],
@@ -125,7 +133,7 @@ export class PingSourcePlane {
     for (const key of this.#wanted.keys()) {
       if (this.#sources.has(key)) continue
       // In its contract, not running yet: whoever comes next must not take `through` for it.
-      pending.set(key, this.#sinceFor(key, this.#resources.get(key)?.object) ?? 0)
+      pending.set(key, this.#sinceFor(key, this.#resources.get(key)) ?? 0)
     }
     return compactWatermark(through, this.#ledger.exceptions(through, this.#now(), pending))
   }
@@ -147,12 +155,14 @@ export class PingSourcePlane {
     await this.#applying
     let timer: NodeJS.Timeout | undefined
     await Promise.race([
-      Promise.all(this.#inFlight),
+      this.#feeder.idle().then(() => this.#settled()),
       new Promise(resolve => (timer = setTimeout(resolve, CLOSE_DRAIN_MS)))
     ])
     clearTimeout(timer)
+    // Ticks not handed out stay open (fired again by the next owner); those in flight end as aborted.
+    this.#feeder.clear()
     this.#abort.abort()
-    await Promise.all(this.#inFlight)
+    await this.#settled()
     await Promise.all([this.#resourcesTailer.close(), this.#membersTailer.close()])
   }
 
@@ -162,7 +172,9 @@ export class PingSourcePlane {
     const decoded = decodeValue(record.value, record.headers)
     if (decoded.kind === 'tombstone') this.#resources.delete(key)
     else if (decoded.kind === 'value') {
-      this.#resources.set(key, { offset: record.offset, object: (decoded.value as { object: StoredObject }).object })
+      const object = (decoded.value as { object: StoredObject }).object
+      const options = { serviceUrlTemplate: this.#options.serviceUrlTemplate, strings: this.#strings }
+      this.#resources.set(key, pingRecordOf(object, Number(record.offset), options))
     }
     if (this.#wanted.has(key)) this.#schedule()
   }
@@ -203,15 +215,15 @@ export class PingSourcePlane {
       this.#table.delete(key)
       this.#sources.delete(key)
     }
-    const fresh: Array<[string, StoredObject, string]> = []
+    const fresh: Array<[string, PingRecord, string]> = []
     for (const [key, placement] of this.#wanted) {
-      const object = this.#specAt(key, placement.resourceVersion)
-      if (!object) continue // its spec has not been read yet: the resources record will call us again
+      const record = this.#specAt(key, placement.resourceVersion)
+      if (!record) continue // its spec has not been read yet: the resources record will call us again
       const running = this.#sources.get(key)
-      if (running === undefined) fresh.push([key, object, placement.resourceVersion])
-      else if (running.resourceVersion !== placement.resourceVersion) {
+      if (running === undefined) fresh.push([key, record, placement.resourceVersion])
+      else if (running.version !== placement.resourceVersion) {
         // A new version of a schedule it runs: nothing was missed, it goes on from where the table is.
-        this.#start(key, object, placement.resourceVersion, this.#table.firedThrough(key) ?? now, now)
+        this.#start(key, record, placement.resourceVersion, this.#table.firedThrough(key) ?? now, now)
       }
     }
     if (fresh.length > 0) {
@@ -223,10 +235,10 @@ export class PingSourcePlane {
       })
       if (!this.#running) return this.#pause()
       const at = this.#now()
-      for (const [key, object, resourceVersion] of fresh) {
+      for (const [key, record, version] of fresh) {
         if (!this.#wanted.has(key) || this.#sources.has(key)) continue
-        const since = this.#ledger.reclaim(key) ?? this.#sinceFor(key, object) ?? at
-        this.#start(key, object, resourceVersion, since, at)
+        const since = this.#ledger.reclaim(key) ?? this.#sinceFor(key, record) ?? at
+        this.#start(key, record, version, since, at)
       }
     }
     if (this.#paused) this.#resume()
@@ -236,91 +248,84 @@ export class PingSourcePlane {
 
   // Through when the schedule was handled before it came here: its previous owner's watermark, else (never
   // fired anywhere) just before its creation — a tick that fell while it was being placed is not lost.
-  #sinceFor(key: string, object: StoredObject | undefined): number | undefined {
+  #sinceFor(key: string, record: PingRecord | undefined): number | undefined {
     const fromBook = this.#book.sinceFor(key, {
       id: this.#options.dispatcherId,
       incarnation: this.#options.incarnation
     })
     if (fromBook !== undefined) return fromBook
-    const created = object === undefined ? Number.NaN : Date.parse(object.metadata.creationTimestamp)
+    const created = record === undefined ? Number.NaN : record.creationMs
     return Number.isFinite(created) ? created - 1 : undefined
   }
 
-  #start(key: string, object: StoredObject, resourceVersion: string, since: number, now: number): void {
-    const source = object as unknown as PingSource
-    const { policy, invalid } = latePolicyOf(
-      source.metadata.annotations,
-      this.#options.latePolicy ?? DEFAULT_LATE_POLICY
-    )
-    if (invalid !== undefined)
+  #start(key: string, record: PingRecord, version: string, since: number, now: number): void {
+    const fallback = this.#options.latePolicy ?? DEFAULT_LATE_POLICY
+    const asked = record.latePolicy
+    const policy = asked !== undefined && isLatePolicy(asked) ? asked : fallback
+    if (asked !== undefined && policy !== asked)
       this.#warnOnce(
-        `${key}@${resourceVersion}:policy`,
-        `${key}: late-ticks annotation "${invalid}" is not all, last or none; using ${policy}`
+        `${key}@${record.offset}:policy`,
+        `${key}: late-ticks annotation "${asked}" is not all, last or none; using ${policy}`
       )
     const spec: ScheduleSpec = {
-      schedule: source.spec.schedule,
-      ...(source.spec.timezone === undefined ? {} : { timezone: source.spec.timezone }),
-      creationMs: Date.parse(object.metadata.creationTimestamp),
+      schedule: record.schedule,
+      ...(record.timezone === undefined ? {} : { timezone: record.timezone }),
+      creationMs: record.creationMs,
       latePolicy: policy
     }
-    const target = this.#targetOf(key, source, resourceVersion)
     this.#sources.set(key, {
-      resourceVersion,
-      target,
-      builder: new PingEventBuilder({
-        namespace: source.metadata.namespace,
-        name: source.metadata.name,
-        uid: object.metadata.uid,
-        ...(source.spec.contentType === undefined ? {} : { contentType: source.spec.contentType }),
-        ...(source.spec.data === undefined ? {} : { data: source.spec.data }),
-        ...(source.spec.dataBase64 === undefined ? {} : { dataBase64: source.spec.dataBase64 }),
-        ...(source.spec.ceOverrides?.extensions === undefined ? {} : { extensions: source.spec.ceOverrides.extensions })
-      })
+      version,
+      target: this.#targetOf(key, record),
+      builder: new PingEventBuilder(record)
     })
     let firing: Firing
     try {
       firing = this.#table.set(key, spec, since, now)
     } catch (error) {
       this.#sources.delete(key)
-      this.#warnOnce(`${key}@${resourceVersion}:schedule`, `${key}: cannot run its schedule: ${String(error)}`)
+      this.#warnOnce(`${key}@${record.offset}:schedule`, `${key}: cannot run its schedule: ${String(error)}`)
       return
     }
     this.#fire(firing)
   }
 
-  #targetOf(key: string, source: PingSource, resourceVersion: string): DeliveryTarget | undefined {
-    const resolved = resolveDestination(source.spec.sink, source.metadata.namespace, {
-      serviceUrlTemplate: this.#options.serviceUrlTemplate
-    })
-    if (resolved.kind === 'unresolved') {
+  #targetOf(key: string, record: PingRecord): DeliveryTarget | undefined {
+    if ('unresolved' in record.sink) {
       this.#warnOnce(
-        `${key}@${resourceVersion}:sink`,
-        `${key}: spec.sink does not resolve, its ticks are dropped: ${resolved.message}`
+        `${key}@${record.offset}:sink`,
+        `${key}: spec.sink does not resolve, its ticks are dropped: ${record.sink.unresolved}`
       )
       return undefined
     }
-    const caCerts = source.spec.sink.CACerts
-    // A PingSource has no delivery spec (Knative's has none either): Shoal's delivery defaults apply.
-    return Object.freeze({
-      sourceKey: key,
-      sink: Object.freeze({ uri: resolved.uri, ...(caCerts === undefined ? {} : { caCerts }) }),
-      policy: resolveDeliveryPolicy(undefined)
-    })
+    return pingTargetOf(key, record.sink)
   }
 
+  // Ticks are opened in the ledger at once (the table's `through` has passed them) and handed to the Deliverer
+  // in slices across event-loop turns, so the first requests of a burst leave at once.
   #fire(firing: Firing): void {
     for (const key of firing.truncated) {
       this.#options.log('warn', 'missed ticks beyond the late-tick limit were skipped', { source: key })
     }
-    const signal = this.#abort.signal
     for (const tick of firing.ticks) {
-      const source = this.#sources.get(tick.key)
-      if (source?.target === undefined) continue
-      const event = source.builder.event(tick.at, tick.late)
-      this.#ledger.begin(tick.key, tick.at)
-      const delivery = this.#options.deliverer.deliver(event, source.target, signal).then(outcome => {
-        // An aborted tick stays open: the watermark stays below it, so it is fired again.
-        if (outcome.kind === 'aborted') return
+      if (this.#sources.get(tick.key)?.target !== undefined) this.#ledger.begin(tick.key, tick.at)
+    }
+    this.#feeder.push(firing.ticks)
+  }
+
+  #deliver(tick: Tick): void {
+    const source = this.#sources.get(tick.key)
+    // Moved away meanwhile: its ledger entry was forgotten, its watermark released below this tick.
+    if (source === undefined) return
+    if (source.target === undefined) {
+      // Its new version's sink does not resolve (warned): the tick is dropped, handled.
+      this.#ledger.end(tick.key, tick.at)
+      return
+    }
+    const event = source.builder.event(tick.at, tick.late)
+    this.#inFlight++
+    void this.#options.deliverer.deliver(event, source.target, this.#abort.signal).then(outcome => {
+      // An aborted tick stays open: the watermark stays below it, so it is fired again.
+      if (outcome.kind !== 'aborted') {
         this.#ledger.end(tick.key, tick.at)
         if (outcome.kind === 'dropped') {
           this.#options.log('warn', 'a tick was dropped', {
@@ -329,10 +334,15 @@ export class PingSourcePlane {
             reason: outcome.reason
           })
         }
-      })
-      this.#inFlight.add(delivery)
-      void delivery.finally(() => this.#inFlight.delete(delivery))
-    }
+      }
+      if (--this.#inFlight === 0) for (const resolve of this.#drained.splice(0)) resolve()
+    })
+  }
+
+  // Resolves when no delivery is in flight.
+  #settled(): Promise<void> {
+    if (this.#inFlight === 0) return Promise.resolve()
+    return new Promise(resolve => this.#drained.push(resolve))
   }
 
   #pause(): void {
@@ -340,6 +350,8 @@ export class PingSourcePlane {
     if (this.#paused) return
     this.#paused = true
     this.#timer.stop()
+    // Ticks not handed out yet stay open in the ledger, like those aborted in flight: fired again on resume.
+    this.#feeder.clear()
     this.#abort.abort()
     this.#abort = new AbortController()
   }
@@ -355,9 +367,9 @@ export class PingSourcePlane {
   }
 
   /** The source as stored at the contract's resourceVersion or later. */
-  #specAt(key: string, resourceVersion: string): StoredObject | undefined {
-    const stored = this.#resources.get(key)
-    return stored && stored.offset >= BigInt(resourceVersion) ? stored.object : undefined
+  #specAt(key: string, resourceVersion: string): PingRecord | undefined {
+    const record = this.#resources.get(key)
+    return record && record.offset >= Number(resourceVersion) ? record : undefined
   }
 
   #warnOnce(id: string, message: string): void {

@@ -1,6 +1,11 @@
 import type { CronExpression } from 'cron-parser'
 import { parseSchedule } from '../api/index.ts'
 
+const NO_TICKS: { readonly ticks: number[]; readonly truncated: boolean } = Object.freeze({
+  ticks: Object.freeze([]) as unknown as number[],
+  truncated: false
+})
+
 /**
  * The ticks of one cron schedule in one time zone, as epoch milliseconds. Wraps a cron-parser expression
  * (5 fields, 6 with seconds first, or a macro; daylight-saving behaviour is cron-parser's, see
@@ -11,8 +16,12 @@ export class CronTicks {
   readonly schedule: string
   readonly timezone: string
   readonly #expression: CronExpression
+  // The last two answers: a wake asks two questions per due schedule (anything missed after its tick? the next
+  // tick after now?), the same two for every schedule that shares this expression.
   #lastAfter = Number.NaN
   #lastNext = Number.NaN
+  #olderAfter = Number.NaN
+  #olderNext = Number.NaN
 
   constructor(schedule: string, timezone: string | undefined) {
     this.schedule = schedule
@@ -23,8 +32,11 @@ export class CronTicks {
   /** The first tick strictly after `ms`. */
   nextAfter(ms: number): number {
     if (ms === this.#lastAfter) return this.#lastNext
+    if (ms === this.#olderAfter) return this.#olderNext
     this.#expression.reset(new Date(ms))
     const next = this.#expression.next().getTime()
+    this.#olderAfter = this.#lastAfter
+    this.#olderNext = this.#lastNext
     this.#lastAfter = ms
     this.#lastNext = next
     return next
@@ -37,7 +49,10 @@ export class CronTicks {
    * steps, not its length.
    */
   ticksIn(after: number, through: number, limit: number): { readonly ticks: number[]; readonly truncated: boolean } {
-    if (through <= after || limit < 1) return { ticks: [], truncated: false }
+    if (through <= after || limit < 1) return NO_TICKS
+    // The common case at every wake: nothing missed. nextAfter remembers its last answer, so the schedules that
+    // share this expression and were due at the same tick cost one computation, not one each.
+    if (this.nextAfter(after) > through) return NO_TICKS
     const first = this.#forward(after, through, limit + 1)
     if (first.length <= limit) return { ticks: first, truncated: false }
     // More than `limit`: step back `limit` ticks from the end, then walk forward from a little before.
@@ -52,7 +67,6 @@ export class CronTicks {
   #forward(after: number, through: number, max: number, keep: number = max): number[] {
     const ticks: number[] = []
     this.#expression.reset(new Date(after))
-    this.#lastAfter = Number.NaN
     for (let n = 0; n < max; n++) {
       const tick = this.#expression.next().getTime()
       if (tick > through) break

@@ -32,8 +32,15 @@ export interface ScheduleTableOptions {
   readonly maxLateTicks?: number
 }
 
+const NOTHING_MISSED: Firing = Object.freeze({
+  ticks: Object.freeze([]) as unknown as Tick[],
+  truncated: Object.freeze([]) as unknown as string[]
+})
+
+// What firing needs of a ScheduleSpec (its expression is in `cron`): no spec object kept per schedule.
 interface Entry {
-  readonly spec: ScheduleSpec
+  readonly creationMs: number
+  readonly latePolicy: LatePolicy
   readonly cron: CronTicks
   /** When it was set: its ticks up to then were handed out (or skipped) by `set`. */
   readonly setAt: number
@@ -77,7 +84,15 @@ export class ScheduleTable {
   }
 
   spec(key: string): ScheduleSpec | undefined {
-    return this.#entries.get(key)?.spec
+    const entry = this.#entries.get(key)
+    if (entry === undefined) return undefined
+    const { schedule, timezone } = entry.cron
+    return {
+      schedule,
+      ...(timezone === 'UTC' ? {} : { timezone }),
+      creationMs: entry.creationMs,
+      latePolicy: entry.latePolicy
+    }
   }
 
   keys(): IterableIterator<string> {
@@ -104,7 +119,7 @@ export class ScheduleTable {
     const previous = this.#entries.get(key)
     const cron = this.#cache.acquire(spec.schedule, spec.timezone)
     if (previous) this.#cache.release(previous.cron)
-    const entry: Entry = { spec, cron, setAt: now }
+    const entry: Entry = { creationMs: spec.creationMs, latePolicy: spec.latePolicy, cron, setAt: now }
     this.#entries.set(key, entry)
     const firing = this.#late(key, entry, since, now)
     this.#heap.set(key, cron.nextAfter(Math.max(now, spec.creationMs - 1)))
@@ -152,15 +167,16 @@ export class ScheduleTable {
       const missed = this.#late(key, entry, sinceOf(key), now)
       for (const tick of missed.ticks) ticks.push(tick)
       if (missed.truncated.length > 0) truncated.push(key)
-      this.#heap.set(key, entry.cron.nextAfter(Math.max(now, entry.spec.creationMs - 1)))
+      this.#heap.set(key, entry.cron.nextAfter(Math.max(now, entry.creationMs - 1)))
     }
     if (now > this.#through) this.#through = now
     return { ticks, truncated }
   }
 
   #late(key: string, entry: Entry, since: number, now: number): Firing {
-    const after = Math.max(since, entry.spec.creationMs - 1)
-    const missed = lateTicks(entry.cron, after, now, entry.spec.latePolicy, this.#maxLateTicks)
+    const after = Math.max(since, entry.creationMs - 1)
+    const missed = lateTicks(entry.cron, after, now, entry.latePolicy, this.#maxLateTicks)
+    if (missed.ticks.length === 0 && !missed.truncated) return NOTHING_MISSED
     return {
       ticks: missed.ticks.map(at => ({ key, at, late: true })),
       truncated: missed.truncated ? [key] : []

@@ -1,109 +1,127 @@
 /**
- * A binary min-heap of (key, time) with removal and update by key: the one timer structure of a dispatcher's
- * schedules. The earliest entry is what its single setTimeout waits for.
+ * The one timer structure of a dispatcher's schedules: (key, time) entries with removal and update by key, popped
+ * earliest first. Entries are grouped by time — a binary min-heap of the distinct times, and the keys due at each
+ * time in a bucket — because schedules share ticks: 100,000 sources on `* * * * *` are one bucket, and popping
+ * each of them costs O(1), not a heap sift. The earliest time is what the single setTimeout waits for.
  */
 export class TickHeap {
-  readonly #keys: string[] = []
+  // Min-heap of times that have (or had) a bucket; a time whose bucket emptied stays until it surfaces.
   readonly #times: number[] = []
-  readonly #index = new Map<string, number>()
+  readonly #buckets = new Map<number, Set<string>>()
+  readonly #timeOf = new Map<string, number>()
+  // The bucket being popped and the iterator that walks it (it skips keys deleted meanwhile, visits keys added).
+  #draining: Set<string> | undefined
+  #drain: Iterator<string> | undefined
 
   get size(): number {
-    return this.#keys.length
+    return this.#timeOf.size
   }
 
   /** The earliest time, or undefined when empty. */
   peekTime(): number | undefined {
+    this.#settleTop()
     return this.#times[0]
   }
 
   has(key: string): boolean {
-    return this.#index.has(key)
+    return this.#timeOf.has(key)
   }
 
   timeOf(key: string): number | undefined {
-    const i = this.#index.get(key)
-    return i === undefined ? undefined : this.#times[i]
+    return this.#timeOf.get(key)
   }
 
   /** Adds `key` at `time`, or moves it there if present. */
   set(key: string, time: number): void {
-    const i = this.#index.get(key)
-    if (i === undefined) {
-      this.#keys.push(key)
-      this.#times.push(time)
-      this.#index.set(key, this.#keys.length - 1)
-      this.#up(this.#keys.length - 1)
-      return
+    const old = this.#timeOf.get(key)
+    if (old === time) return
+    if (old !== undefined) this.#unbucket(key, old)
+    this.#timeOf.set(key, time)
+    let bucket = this.#buckets.get(time)
+    if (bucket === undefined) {
+      bucket = new Set()
+      this.#buckets.set(time, bucket)
+      this.#push(time)
     }
-    const old = this.#times[i] as number
-    this.#times[i] = time
-    if (time < old) this.#up(i)
-    else this.#down(i)
+    bucket.add(key)
   }
 
   delete(key: string): boolean {
-    const i = this.#index.get(key)
-    if (i === undefined) return false
-    this.#removeAt(i)
+    const time = this.#timeOf.get(key)
+    if (time === undefined) return false
+    this.#timeOf.delete(key)
+    this.#unbucket(key, time)
     return true
   }
 
   /** Removes and returns the earliest entry if its time is at or before `now`. */
   popDue(now: number): { key: string; time: number } | undefined {
+    this.#settleTop()
     const time = this.#times[0]
     if (time === undefined || time > now) return undefined
-    const key = this.#keys[0] as string
-    this.#removeAt(0)
+    const bucket = this.#buckets.get(time) as Set<string>
+    if (this.#draining !== bucket) {
+      this.#draining = bucket
+      this.#drain = bucket.values()
+    }
+    const key = (this.#drain as Iterator<string>).next().value as string
+    this.#timeOf.delete(key)
+    this.#unbucket(key, time)
     return { key, time }
   }
 
-  #removeAt(i: number): void {
-    const last = this.#keys.length - 1
-    this.#index.delete(this.#keys[i] as string)
-    if (i !== last) {
-      this.#keys[i] = this.#keys[last] as string
-      this.#times[i] = this.#times[last] as number
-      this.#index.set(this.#keys[i] as string, i)
+  #unbucket(key: string, time: number): void {
+    const bucket = this.#buckets.get(time) as Set<string>
+    bucket.delete(key)
+    if (bucket.size > 0) return
+    this.#buckets.delete(time)
+    if (this.#draining === bucket) {
+      this.#draining = undefined
+      this.#drain = undefined
     }
-    this.#keys.pop()
-    this.#times.pop()
-    if (i < this.#keys.length) {
-      this.#up(i)
-      this.#down(i)
-    }
+    // Its time stays in the heap until it surfaces; rebuild when such leftovers outnumber the live times.
+    if (this.#times.length > 2 * this.#buckets.size + 64) this.#rebuild()
   }
 
-  #up(i: number): void {
+  // Drops leftover times (whose bucket emptied) from the top.
+  #settleTop(): void {
+    while (this.#times.length > 0 && !this.#buckets.has(this.#times[0] as number)) this.#pop()
+  }
+
+  #rebuild(): void {
+    const times = [...this.#buckets.keys()].sort((a, b) => a - b)
+    this.#times.length = 0
+    for (const time of times) this.#times.push(time) // sorted is a valid heap
+  }
+
+  #push(time: number): void {
+    const times = this.#times
+    let i = times.length
+    times.push(time)
     while (i > 0) {
       const parent = (i - 1) >> 1
-      if ((this.#times[parent] as number) <= (this.#times[i] as number)) return
-      this.#swap(i, parent)
+      if ((times[parent] as number) <= time) break
+      times[i] = times[parent] as number
       i = parent
     }
+    times[i] = time
   }
 
-  #down(i: number): void {
-    const n = this.#keys.length
+  #pop(): void {
+    const times = this.#times
+    const last = times.pop() as number
+    const n = times.length
+    if (n === 0) return
+    let i = 0
     for (;;) {
       const left = 2 * i + 1
+      if (left >= n) break
       const right = left + 1
-      let smallest = i
-      if (left < n && (this.#times[left] as number) < (this.#times[smallest] as number)) smallest = left
-      if (right < n && (this.#times[right] as number) < (this.#times[smallest] as number)) smallest = right
-      if (smallest === i) return
-      this.#swap(i, smallest)
-      i = smallest
+      const child = right < n && (times[right] as number) < (times[left] as number) ? right : left
+      if ((times[child] as number) >= last) break
+      times[i] = times[child] as number
+      i = child
     }
-  }
-
-  #swap(a: number, b: number): void {
-    const key = this.#keys[a] as string
-    const time = this.#times[a] as number
-    this.#keys[a] = this.#keys[b] as string
-    this.#times[a] = this.#times[b] as number
-    this.#keys[b] = key
-    this.#times[b] = time
-    this.#index.set(this.#keys[a] as string, a)
-    this.#index.set(key, b)
+    times[i] = last
   }
 }

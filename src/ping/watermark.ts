@@ -60,13 +60,15 @@ function iso(ms: number): string {
  * read them from its heartbeats.
  */
 export class TickLedger {
-  readonly #open = new Map<string, number[]>()
+  // Usually one tick open per schedule: a number; an array only while a schedule has several out.
+  readonly #open = new Map<string, number | number[]>()
   readonly #released = new Map<string, { at: number; until: number }>()
 
   /** A tick went out. */
   begin(key: string, at: number): void {
     const open = this.#open.get(key)
-    if (open === undefined) this.#open.set(key, [at])
+    if (open === undefined) this.#open.set(key, at)
+    else if (typeof open === 'number') this.#open.set(key, [open, at])
     else open.push(at)
   }
 
@@ -74,15 +76,20 @@ export class TickLedger {
   end(key: string, at: number): void {
     const open = this.#open.get(key)
     if (open === undefined) return
+    if (typeof open === 'number') {
+      if (open === at) this.#open.delete(key)
+      return
+    }
     const i = open.indexOf(at)
     if (i >= 0) open.splice(i, 1)
-    if (open.length === 0) this.#open.delete(key)
+    if (open.length === 1) this.#open.set(key, open[0] as number)
+    else if (open.length === 0) this.#open.delete(key)
   }
 
   /** The oldest tick of `key` out and not handled. */
   oldestOpen(key: string): number | undefined {
     const open = this.#open.get(key)
-    if (open === undefined) return undefined
+    if (open === undefined || typeof open === 'number') return open
     let oldest = Number.POSITIVE_INFINITY
     for (const at of open) if (at < oldest) oldest = at
     return oldest
