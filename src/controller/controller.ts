@@ -71,6 +71,8 @@ export async function startController(options: ControllerOptions): Promise<Runni
   const log = options.logger
   // A bad scheduler config is refused before anything starts.
   const config = loadSchedulerConfig(options.schedulerConfig ?? 'ha')
+  // So is a StatefulSet to scale without the Kubernetes API's address.
+  const scaler = options.statefulSet && new StatefulSetScaler(options.statefulSet)
   const serviceUrlTemplate = options.serviceUrlTemplate ?? DEFAULT_SERVICE_URL_TEMPLATE
   let liveDispatchers: () => readonly LiveDispatcher[] = () => []
   let lastDeliveryError: DeliveryErrors['lastOf'] = () => undefined
@@ -138,7 +140,6 @@ export async function startController(options: ControllerOptions): Promise<Runni
     log: logTo
   })
   let leader: SchedulerLeader
-  const scaler = options.statefulSet && new StatefulSetScaler(options.statefulSet)
   let observability: Observability | undefined
   const deliveryErrors = new DeliveryErrors(connection, store.names, (message, error) =>
     log.warn({ error: String(error) }, message)

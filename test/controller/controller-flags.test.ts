@@ -6,7 +6,10 @@ import { shoalBin } from '../helpers/controllers.ts'
 /** `shoal controller ARGS`: refused flags exit 2 before anything connects, so no broker is needed. */
 function controller(...args: string[]): Promise<{ code: number; stderr: string }> {
   return new Promise(resolve => {
-    execFile(process.execPath, [shoalBin, 'controller', '--kafka', '127.0.0.1:1', ...args], (error, _out, stderr) => {
+    const env = { ...process.env }
+    delete env['KUBERNETES_SERVICE_HOST']
+    const argv = [shoalBin, 'controller', '--kafka', '127.0.0.1:1', ...args]
+    execFile(process.execPath, argv, { env }, (error, _out, stderr) => {
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stderr })
     })
   })
@@ -31,5 +34,9 @@ describe('shoal controller flags', () => {
     const ref = await controller('--dispatchers', '1..4', '--statefulset', 'shoal-dispatcher')
     assert.equal(ref.code, 2)
     assert.match(ref.stderr, /--statefulset must be NAMESPACE\/NAME/)
+    // Outside a pod, without the API's address, it stops before it serves anything.
+    const outside = await controller('--dispatchers', '1..4', '--statefulset', 'shoal/shoal-dispatcher')
+    assert.equal(outside.code, 1)
+    assert.match(outside.stderr, /--statefulset needs the Kubernetes API: KUBERNETES_SERVICE_HOST is not set/)
   })
 })
