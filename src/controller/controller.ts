@@ -23,7 +23,6 @@ import { isDispatcherKind, presentDispatcher, presentSource, sourceStatus } from
 import type { LiveDispatcher } from './presentation.ts'
 import { DeliveryErrors } from './delivery-errors.ts'
 import { startObservability } from './observability.ts'
-import type { Observability } from './observability.ts'
 import { SchedulerLeader } from './scheduler-leader.ts'
 import type { PoolOptions } from './scheduler-leader.ts'
 import { MAX_POOL_SIZE, StatefulSetScaler } from '../pool/index.ts'
@@ -140,7 +139,8 @@ export async function startController(options: ControllerOptions): Promise<Runni
     log: logTo
   })
   let leader: SchedulerLeader
-  let observability: Observability | undefined
+  // The leader reports its scheduling passes to /metrics, which starts after it.
+  let observePass: (seconds: number) => void = () => undefined
   const deliveryErrors = new DeliveryErrors(connection, store.names, (message, error) =>
     log.warn({ error: String(error) }, message)
   )
@@ -154,7 +154,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
       members,
       config,
       log: logTo,
-      onPass: seconds => observability?.observePass(seconds),
+      onPass: seconds => observePass(seconds),
       ...(options.pool === undefined && scaler === undefined
         ? {}
         : {
@@ -188,7 +188,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
     present: entry => presentSource(entry, serviceUrlTemplate, id => liveById(id)?.zone, lastDeliveryError(entry.key)),
     log: logTo
   })
-  observability = observed
+  observePass = seconds => observed.observePass(seconds)
   server.mount((req, res, path) => observed.handle(req, res, path))
   // An event stream lasts as long as the page is open: no request latency.
   server.observe((method, path, status, seconds) => {
