@@ -12,8 +12,12 @@ interface Waiter {
 }
 
 interface Queue {
+  readonly key: string
   head: Waiter | undefined
   tail: Waiter | undefined
+  // Neighbours in the round (keys with waiters, in the order they are served).
+  before: Queue | undefined
+  after: Queue | undefined
 }
 
 /** At most `capacity` holders at once; the rest wait, fairly across keys. */
@@ -21,8 +25,12 @@ export class FairLimiter {
   readonly capacity: number
   #inUse = 0
   #waiting = 0
-  // Insertion order is the round-robin order: a key served moves to the back.
   readonly #queues = new Map<string, Queue>()
+  // The round: a list of the queues with waiters; the first is served next and then goes to the back. A list of
+  // its own, not a Map's insertion order: a Map re-ordered on every release leaves deleted entries that every
+  // `keys().next()` walks past, which made a long burst's releases slower and slower.
+  #first: Queue | undefined
+  #last: Queue | undefined
 
   constructor(capacity: number) {
     if (!Number.isSafeInteger(capacity) || capacity < 1)
@@ -61,8 +69,9 @@ export class FairLimiter {
       }
       let queue = this.#queues.get(key)
       if (queue === undefined) {
-        queue = { head: undefined, tail: undefined }
+        queue = { key, head: undefined, tail: undefined, before: undefined, after: undefined }
         this.#queues.set(key, queue)
+        this.#append(queue)
       }
       waiter.prev = queue.tail
       if (queue.tail === undefined) queue.head = waiter
@@ -74,19 +83,18 @@ export class FairLimiter {
 
   /** Gives a slot back: to the next key's oldest waiter, or to the pool. */
   release(): void {
-    const next = this.#queues.keys().next()
-    if (next.done === true) {
+    const queue = this.#first
+    if (queue === undefined) {
       if (this.#inUse === 0) throw new Error('FairLimiter.release without a matching acquire')
       this.#inUse--
       return
     }
-    const queue = this.#queues.get(next.value) as Queue
     const waiter = queue.head as Waiter
     this.#unlink(waiter)
     // Served: the key goes to the back of the round.
-    if (queue.head !== undefined) {
-      this.#queues.delete(waiter.key)
-      this.#queues.set(waiter.key, queue)
+    if (queue.head !== undefined && queue !== this.#last) {
+      this.#detach(queue)
+      this.#append(queue)
     }
     waiter.unsubscribe?.()
     waiter.resolve()
@@ -102,6 +110,26 @@ export class FairLimiter {
     waiter.prev = undefined
     waiter.next = undefined
     this.#waiting--
-    if (queue.head === undefined) this.#queues.delete(waiter.key)
+    if (queue.head === undefined) {
+      this.#queues.delete(waiter.key)
+      this.#detach(queue)
+    }
+  }
+
+  #append(queue: Queue): void {
+    queue.before = this.#last
+    queue.after = undefined
+    if (this.#last === undefined) this.#first = queue
+    else this.#last.after = queue
+    this.#last = queue
+  }
+
+  #detach(queue: Queue): void {
+    if (queue.before === undefined) this.#first = queue.after
+    else queue.before.after = queue.after
+    if (queue.after === undefined) this.#last = queue.before
+    else queue.after.before = queue.before
+    queue.before = undefined
+    queue.after = undefined
   }
 }
