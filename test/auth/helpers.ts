@@ -83,9 +83,18 @@ export async function storeEnd(prefix: string): Promise<string> {
     groupId: 'shoal-test-store-end-unused'
   })
   try {
+    // The end once no transaction is open: an accepted write's commit marker lands just after its answer, so the
+    // high watermark alone could still move by one; equal to the last stable offset, it cannot.
     const topic = `${prefix}.resources`
-    const ends = await consumer.listOffsets({ topics: [topic], isolationLevel: IsolationLevels.READ_UNCOMMITTED })
-    return (ends.get(topic) ?? []).join(',')
+    for (let attempt = 0; ; attempt++) {
+      const [ends, stable] = await Promise.all([
+        consumer.listOffsets({ topics: [topic], isolationLevel: IsolationLevels.READ_UNCOMMITTED }),
+        consumer.listOffsets({ topics: [topic], isolationLevel: IsolationLevels.READ_COMMITTED })
+      ])
+      const end = (ends.get(topic) ?? []).join(',')
+      if (end === (stable.get(topic) ?? []).join(',') || attempt >= 100) return end
+      await new Promise(resolve => setTimeout(resolve, 100))
+    }
   } finally {
     await consumer.close(true)
   }
