@@ -1,3 +1,4 @@
+import type { KafkaClientSecurity } from '../kafka/index.ts'
 import { autoscaleSetting } from './annotations.ts'
 import type { AutoscaleConfig } from './annotations.ts'
 import { decide, initialState } from './decide.ts'
@@ -11,6 +12,13 @@ export interface AutoscaleTarget {
   readonly annotations: Readonly<Record<string, string>> | undefined
   readonly paused: boolean
   readonly brokers: readonly string[]
+  /** The source's resolved `spec.net` (absent: PLAINTEXT). */
+  readonly security?: KafkaClientSecurity
+  /**
+   * Why the source's `spec.net` cannot be resolved (`spec.net.… : secret "x" not found …`): its lag is then not
+   * read, and an autoscaled source holds its scale with this as the reason.
+   */
+  readonly netProblem?: string
   readonly groupId: string
   readonly topics: readonly string[]
   readonly initialOffset: 'earliest' | 'latest'
@@ -176,7 +184,7 @@ export class Autoscaler {
   async #poll(): Promise<void> {
     const now = this.#clock()
     const seen = new Set<string>()
-    const due: LagQuery[] = []
+    const due: AutoscaleTarget[] = []
     for (const target of this.#options.targets()) {
       seen.add(target.key)
       const had = this.#followed.has(target.key)
@@ -184,7 +192,7 @@ export class Autoscaler {
       if (!followed) {
         if (had) this.#options.onScale(target.key) // back to spec.consumers
         const observed = this.#observed.get(target.key)
-        if (!target.paused && (!observed || now - observed.polledAtMs >= OBSERVE_INTERVAL_MS)) due.push(queryOf(target))
+        if (!target.paused && (!observed || now - observed.polledAtMs >= OBSERVE_INTERVAL_MS)) due.push(target)
         continue
       }
       this.#observed.delete(target.key)
@@ -192,21 +200,27 @@ export class Autoscaler {
       if (followed.paused) continue
       // Due when its interval has passed; a little early is fine, so one batch serves sources of equal intervals.
       if (followed.polledAtMs === undefined || now - followed.polledAtMs >= followed.config.pollingIntervalMs - 50) {
-        due.push(queryOf(target))
+        due.push(target)
       }
     }
     for (const key of [...this.#followed.keys()]) if (!seen.has(key)) this.#followed.delete(key)
     for (const key of [...this.#observed.keys()]) if (!seen.has(key)) this.#observed.delete(key)
     if (due.length === 0) return
-    const readings = await this.#reader.read(due)
+    // A source whose spec.net cannot be resolved is not read: its lag is unreadable for that reason.
+    const readable = due.filter(t => t.netProblem === undefined).map(queryOf)
+    const readings = readable.length > 0 ? await this.#reader.read(readable) : new Map<string, LagReading>()
     if (this.#stopped) return
     const at = this.#clock()
-    for (const query of due) {
-      const followed = this.#followed.get(query.id)
-      const reading: LagReading = readings.get(query.id) ?? { kind: 'unreadable', reason: 'no answer' }
+    for (const target of due) {
+      const key = target.key
+      const followed = this.#followed.get(key)
+      const reading: LagReading =
+        target.netProblem !== undefined
+          ? { kind: 'unreadable', reason: target.netProblem }
+          : (readings.get(key) ?? { kind: 'unreadable', reason: 'no answer' })
       if (!followed) {
         this.#observed.set(
-          query.id,
+          key,
           reading.kind === 'lag'
             ? { lag: reading.totalLag, partitions: reading.partitions.length, polledAtMs: at }
             : { message: reading.reason, polledAtMs: at }
@@ -214,7 +228,7 @@ export class Autoscaler {
         continue
       }
       if (followed.paused) continue
-      this.#apply(query.id, followed, reading, at)
+      this.#apply(key, followed, reading, at)
     }
   }
 
@@ -260,6 +274,7 @@ function queryOf(target: AutoscaleTarget): LagQuery {
   return {
     id: target.key,
     brokers: target.brokers,
+    ...(target.security === undefined ? {} : { security: target.security }),
     groupId: target.groupId,
     topics: target.topics,
     initialOffset: target.initialOffset

@@ -1,11 +1,14 @@
 import { Admin } from '@platformatic/kafka'
-import { IsolationLevels } from '../kafka/index.ts'
+import { IsolationLevels, clusterKey, kafkaErrorMessage, kafkaSecurityOptions } from '../kafka/index.ts'
+import type { KafkaClientSecurity } from '../kafka/index.ts'
 
 /** One consumer group whose lag is wanted. */
 export interface LagQuery {
   /** Whatever the caller names it by (a source key); answers come back under it. */
   readonly id: string
   readonly brokers: readonly string[]
+  /** The source's resolved `spec.net`: how to reach its brokers (absent: PLAINTEXT). */
+  readonly security?: KafkaClientSecurity
   readonly groupId: string
   readonly topics: readonly string[]
   /** Where a partition without a committed offset starts: its lag counts from there. */
@@ -44,9 +47,10 @@ export class LagReader {
   }
 
   async read(queries: readonly LagQuery[]): Promise<Map<string, LagReading>> {
+    // One client per cluster and credentials: sources with the same brokers but other credentials do not share.
     const byCluster = new Map<string, LagQuery[]>()
     for (const q of queries) {
-      const cluster = [...q.brokers].sort().join(',')
+      const cluster = clusterKey(q.brokers, q.security)
       byCluster.set(cluster, [...(byCluster.get(cluster) ?? []), q])
     }
     const out = new Map<string, LagReading>()
@@ -59,7 +63,8 @@ export class LagReader {
           const admin = this.#admins.get(cluster)
           this.#admins.delete(cluster)
           void admin?.close().catch(() => undefined)
-          const reason = `could not read the lag from ${cluster}: ${messageOf(error)}`
+          const brokers = [...group[0]!.brokers].sort().join(',')
+          const reason = `could not read the lag from ${brokers}: ${kafkaErrorMessage(error)}`
           for (const q of group) out.set(q.id, { kind: 'unreadable', reason })
         }
       })
@@ -74,7 +79,7 @@ export class LagReader {
   }
 
   async #readCluster(cluster: string, queries: readonly LagQuery[]): Promise<Map<string, LagReading>> {
-    const admin = this.#admin(cluster)
+    const admin = this.#admin(cluster, queries[0]!)
     const topics = [...new Set(queries.flatMap(q => q.topics))]
     const metadata = await admin.metadata({ topics, forceUpdate: true })
     const counts = new Map<string, number>()
@@ -155,12 +160,14 @@ export class LagReader {
     return out
   }
 
-  #admin(cluster: string): Admin {
+  /** The client of `cluster` (a clusterKey), made from the brokers and security of a query of it. */
+  #admin(cluster: string, query: LagQuery): Admin {
     let admin = this.#admins.get(cluster)
     if (!admin) {
       admin = new Admin({
         clientId: this.#clientId,
-        bootstrapBrokers: cluster.split(','),
+        bootstrapBrokers: [...query.brokers],
+        ...kafkaSecurityOptions(query.security),
         retries: 1,
         retryDelay: 200,
         timeout: 5_000,
@@ -170,8 +177,4 @@ export class LagReader {
     }
     return admin
   }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
 }

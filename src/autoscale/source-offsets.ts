@@ -1,6 +1,6 @@
 import { Admin } from '@platformatic/kafka'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
-import { IsolationLevels } from '../kafka/index.ts'
+import { IsolationLevels, kafkaErrorMessage, kafkaSecurityOptions } from '../kafka/index.ts'
 import { LagReader } from './lag-reader.ts'
 import type { LagQuery, PartitionLag } from './lag-reader.ts'
 
@@ -29,7 +29,7 @@ export interface OffsetsView {
   }>
 }
 
-/** A source's committed offsets and lag per partition, read now. */
+/** A source's committed offsets and lag per partition, read now (with the query's credentials, if any). */
 export async function readOffsets(query: LagQuery): Promise<OffsetsView> {
   const reader = new LagReader('shoal-offsets')
   try {
@@ -51,6 +51,7 @@ export async function resetOffsets(query: LagQuery, target: ResetTarget): Promis
   const admin = new Admin({
     clientId: 'shoal-offsets-reset',
     bootstrapBrokers: [...query.brokers],
+    ...kafkaSecurityOptions(query.security),
     retries: 2,
     retryDelay: 200
   })
@@ -90,6 +91,11 @@ export async function resetOffsets(query: LagQuery, target: ResetTarget): Promis
           offset: p.offset >= 0n ? p.offset : (endOf.get(`${t.name}/${p.partitionIndex}`) ?? 0n)
         }))
       }))
+    })
+  } catch (error) {
+    if (error instanceof ShoalError) throw error
+    throw new ShoalError(ErrorCodes.KAFKA, `could not move the offsets: ${kafkaErrorMessage(error)}`, {
+      retriable: true
     })
   } finally {
     await admin.close().catch(() => undefined)

@@ -155,6 +155,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
       config,
       log: logTo,
       onPass: seconds => observePass(seconds),
+      ...(options.secretKey === undefined ? {} : { secretKey: options.secretKey }),
       ...(options.pool === undefined && scaler === undefined
         ? {}
         : {
@@ -186,7 +187,8 @@ export async function startController(options: ControllerOptions): Promise<Runni
     store,
     members: () => members.members(),
     present: entry => presentSource(entry, serviceUrlTemplate, id => liveById(id)?.zone, lastDeliveryError(entry.key)),
-    log: logTo
+    log: logTo,
+    ...(options.secretKey === undefined ? {} : { secretKey: options.secretKey })
   })
   observePass = seconds => observed.observePass(seconds)
   server.mount((req, res, path) => observed.handle(req, res, path))
@@ -202,7 +204,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
       autoscaling: async () => leader.term?.autoscaling() ?? notLeading(),
       pool: async () => leader.term?.pool() ?? notLeading()
     },
-    sourceOffsets(store)
+    sourceOffsets(store, options.secretKey)
   )
   leader.start()
   const reconciler = new SourceReconciler({

@@ -3,9 +3,13 @@ import { DispatcherKind } from '../api/index.ts'
 import type { MemberStatus } from '../dispatcher/index.ts'
 import { ControllerMetrics, LagMonitor } from '../metrics/index.ts'
 import type { LagTarget, SourcePlacementView } from '../metrics/index.ts'
+import { unresolvedMessage } from '../secrets/index.ts'
+import type { SecretKey } from '../secrets/index.ts'
 import type { ResourceStore, StoredEntry } from '../store/index.ts'
 import { UiServer, buildSnapshot, historyPoints } from '../ui/index.ts'
 import type { UiCondition, UiPoint, UiSnapshot } from '../ui/index.ts'
+import { sourceNet } from './source-net.ts'
+import type { SourceNet } from './source-net.ts'
 
 export interface ObservabilityOptions {
   readonly replicaId: string
@@ -18,6 +22,8 @@ export interface ObservabilityOptions {
   readonly maxSourceLabels?: number
   readonly processMetrics?: boolean
   readonly log: (level: 'warn', message: string, fields?: Record<string, unknown>) => void
+  /** Opens the Secrets of sources' `spec.net`: the lag monitor reads each source's cluster with its credentials. */
+  readonly secretKey?: SecretKey
 }
 
 /** A controller's /metrics and /ui, and the hooks that feed them. */
@@ -39,8 +45,9 @@ export interface Observability {
 export function startObservability(options: ObservabilityOptions): Observability {
   const store = options.store
   const sources = () => store.snapshot(isSourceKey)
+  const net = sourceNet(store, options.secretKey)
   const lag = new LagMonitor({
-    targets: () => (store.isLeader ? sources().flatMap(lagTarget) : []),
+    targets: () => (store.isLeader ? sources().flatMap(e => lagTarget(e, net)) : []),
     ...(options.lagIntervalMs === undefined ? {} : { intervalMs: options.lagIntervalMs }),
     clientId: `shoal-controller-${options.replicaId}-lag`,
     log: (message, error) => options.log('warn', message, { error: String(error) })
@@ -147,11 +154,24 @@ function placementView(entry: StoredEntry): SourcePlacementView {
   return { key: entry.key, desired, placed, pending }
 }
 
-function lagTarget(entry: StoredEntry): LagTarget[] {
+function lagTarget(entry: StoredEntry, netOf: SourceNet): LagTarget[] {
   if (entry.object.kind !== 'KafkaSource') return []
   const spec = entry.object.spec as { consumerGroup?: string; topics?: string[]; bootstrapServers?: string[] }
   if (!spec.consumerGroup || !spec.topics?.length || !spec.bootstrapServers?.length) return []
-  return [{ key: entry.key, group: spec.consumerGroup, topics: spec.topics, bootstrapServers: spec.bootstrapServers }]
+  const net = netOf(entry)
+  return [
+    {
+      key: entry.key,
+      group: spec.consumerGroup,
+      topics: spec.topics,
+      bootstrapServers: spec.bootstrapServers,
+      ...(net.kind === 'unresolved'
+        ? { netProblem: unresolvedMessage(net) }
+        : net.security === undefined
+          ? {}
+          : { security: net.security })
+    }
+  ]
 }
 
 function isSourceKey(key: string): boolean {

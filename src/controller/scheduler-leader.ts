@@ -1,5 +1,6 @@
 import { Producer } from '@platformatic/kafka'
 import { DispatcherKind } from '../api/index.ts'
+import type { KafkaNetSpec } from '../api/index.ts'
 import { Autoscaler, isPaused } from '../autoscale/index.ts'
 import type { AutoscaleStatus, AutoscaleTarget } from '../autoscale/index.ts'
 import type { MemberStatus } from '../dispatcher/index.ts'
@@ -7,11 +8,15 @@ import { contractPartitionOf } from '../dispatcher/index.ts'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
 import { MAX_POOL_SIZE, decidePool, stabilize } from '../pool/index.ts'
 import type { PoolBounds, PoolDecision, PoolMember, Slots } from '../pool/index.ts'
-import { LogTailer, topicPartitions } from '../kafka/index.ts'
-import type { KafkaConnection } from '../kafka/index.ts'
+import { LogTailer, clusterKey, kafkaErrorMessage, topicPartitions } from '../kafka/index.ts'
+import type { KafkaClientSecurity, KafkaConnection } from '../kafka/index.ts'
 import { Scheduler } from '../scheduler/index.ts'
+import { secretsReferenced, unresolvedMessage } from '../secrets/index.ts'
+import type { NetResolution, SecretKey } from '../secrets/index.ts'
 import type { DispatcherInfo, RebalanceProposal, SchedulerConfig, VPod } from '../scheduler/index.ts'
 import { appendInTransaction, contractKey, decodeValue, isFencing, ordinalOf } from '../store/index.ts'
+import { sourceNet } from './source-net.ts'
+import type { SourceNet } from './source-net.ts'
 import type {
   ContractRecord,
   PlacementsRecord,
@@ -41,6 +46,8 @@ export interface SchedulerLeaderOptions {
   readonly log: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void
   /** The dispatcher pool this leader sizes (docs/pool.md); absent: the pool is decided on but not managed. */
   readonly pool?: PoolOptions
+  /** Opens the Secrets of sources' `spec.net`, for the clients that read their clusters (lag, partition counts). */
+  readonly secretKey?: SecretKey
 }
 
 /** `--dispatchers MIN..MAX` and what to do with each decision. */
@@ -131,7 +138,9 @@ export class LeaderTerm {
   readonly #placements = new Map<string, PlacementsRecord>()
   readonly #contracts = new Map<string, ContractRecord>()
   readonly #dirty = new Set<string>()
+  /** Partition counts by clusterKey (brokers and credentials) and topic. */
   readonly #partitionCounts = new Map<string, number>()
+  readonly #net: SourceNet
   #epoch = 0
   /** The autoscalers of this term: they start from the scales the log recorded. */
   #autoscaler: Autoscaler | undefined
@@ -152,6 +161,7 @@ export class LeaderTerm {
   constructor(options: SchedulerLeaderOptions) {
     this.#options = options
     this.#log = options.log
+    this.#net = sourceNet(options.store, options.secretKey)
     const names = options.store.names
     this.#producer = new Producer({
       clientId: `${options.connection.clientId}-scheduler`,
@@ -197,7 +207,7 @@ export class LeaderTerm {
     this.#epoch += 1
     const store = this.#options.store
     this.#autoscaler = new Autoscaler({
-      targets: () => store.snapshot(k => k.startsWith('KafkaSource/')).map(autoscaleTarget),
+      targets: () => store.snapshot(k => k.startsWith('KafkaSource/')).map(e => this.#autoscaleTarget(e)),
       recordedScale: key => {
         const p = this.#placements.get(key)
         return p && p.placements.reduce((n, x) => n + x.vreplicas, p.pending)
@@ -373,6 +383,15 @@ export class LeaderTerm {
     else if (isSourceKey(key)) {
       this.#dirty.add(key)
       this.#schedulePass()
+    } else if (key.startsWith('Secret/')) {
+      // New credentials, or a Secret now found: the sources that refer to it look up their partition counts again.
+      const [, namespace, name] = key.split('/')
+      for (const entry of this.#options.store.snapshot(k => k.startsWith(`KafkaSource/${namespace}/`))) {
+        const net = (entry.object.spec as { net?: KafkaNetSpec }).net
+        if (!secretsReferenced(net).includes(name ?? '')) continue
+        this.#dirty.add(entry.key)
+        this.#schedulePass()
+      }
     }
   }
 
@@ -442,7 +461,11 @@ export class LeaderTerm {
     const scale = this.#scaleOf(entry)
     this.#scales.set(entry.key, scale)
     if (entry.object.kind !== 'KafkaSource') return { key: entry.key, slot: 'schedule', vreplicas: scale.desired }
-    const max = await this.#partitionsOf(spec.bootstrapServers ?? [], spec.topics ?? [])
+    const net = this.#net(entry)
+    const max =
+      net.kind === 'resolved'
+        ? await this.#partitionsOf(spec.bootstrapServers ?? [], spec.topics ?? [], net.security)
+        : undefined
     return {
       key: entry.key,
       slot: 'consumer',
@@ -451,11 +474,16 @@ export class LeaderTerm {
     }
   }
 
+  /** A KafkaSource as the autoscaler reads it, with its resolved `spec.net` (or why it cannot be resolved). */
+  #autoscaleTarget(entry: StoredEntry): AutoscaleTarget {
+    return autoscaleTarget(entry, this.#net(entry))
+  }
+
   /** A paused source gets none; an autoscaled one what its autoscaler says; any other its spec's count. */
   #scaleOf(entry: StoredEntry): ScaleRecord {
     if (isPaused(entry.object.metadata)) return { desired: 0, by: 'paused' }
     if (entry.object.kind !== 'KafkaSource') return { desired: 1, by: 'spec' }
-    const autoscaled = this.#autoscaler?.scaleOf(autoscaleTarget(entry))
+    const autoscaled = this.#autoscaler?.scaleOf(this.#autoscaleTarget(entry))
     if (autoscaled === undefined) {
       return { desired: (entry.object.spec as { consumers?: number }).consumers ?? 1, by: 'spec' }
     }
@@ -468,35 +496,53 @@ export class LeaderTerm {
    * leader with many sources does not open a client per source before its first pass.
    */
   async #prefetchPartitions(entries: readonly StoredEntry[]): Promise<void> {
-    const byCluster = new Map<string, { brokers: readonly string[]; topics: Set<string> }>()
+    const byCluster = new Map<
+      string,
+      { brokers: readonly string[]; security: KafkaClientSecurity | undefined; topics: Set<string> }
+    >()
     for (const entry of entries) {
       if (entry.object.kind !== 'KafkaSource') continue
+      const net = this.#net(entry)
+      if (net.kind === 'unresolved') continue
       const spec = entry.object.spec as { topics?: string[]; bootstrapServers?: string[] }
       const brokers = spec.bootstrapServers ?? []
-      const cluster = byCluster.get(brokers.join(',')) ?? { brokers, topics: new Set<string>() }
+      const key = clusterKey(brokers, net.security)
+      const cluster = byCluster.get(key) ?? { brokers, security: net.security, topics: new Set<string>() }
       for (const topic of spec.topics ?? []) cluster.topics.add(topic)
-      byCluster.set(brokers.join(','), cluster)
+      byCluster.set(key, cluster)
     }
-    await Promise.all([...byCluster.values()].map(c => this.#partitionsOf(c.brokers, [...c.topics])))
+    await Promise.all([...byCluster.values()].map(c => this.#partitionsOf(c.brokers, [...c.topics], c.security)))
   }
 
-  /** The total partition count of a source's topics (NoMaxResourceCount), cached; unknown when unreachable. */
-  async #partitionsOf(brokers: readonly string[], topics: readonly string[]): Promise<number | undefined> {
-    const missing = topics.filter(t => !this.#partitionCounts.has(`${brokers.join(',')}|${t}`))
+  /**
+   * The total partition count of a source's topics (NoMaxResourceCount), read with the source's credentials and
+   * cached per cluster and credentials; unknown when unreachable.
+   */
+  async #partitionsOf(
+    brokers: readonly string[],
+    topics: readonly string[],
+    security: KafkaClientSecurity | undefined
+  ): Promise<number | undefined> {
+    const cluster = clusterKey(brokers, security)
+    const missing = topics.filter(t => !this.#partitionCounts.has(`${cluster}|${t}`))
     if (missing.length > 0) {
       try {
         const counts = await topicPartitions(
           { brokers, clientId: `${this.#options.connection.clientId}-topics` },
-          missing
+          missing,
+          security
         )
-        for (const [topic, count] of counts) this.#partitionCounts.set(`${brokers.join(',')}|${topic}`, count)
+        for (const [topic, count] of counts) this.#partitionCounts.set(`${cluster}|${topic}`, count)
       } catch (error) {
-        this.#log('warn', 'could not read the partition counts of a source’s topics', { topics, error: String(error) })
+        this.#log('warn', 'could not read the partition counts of a source’s topics', {
+          topics,
+          error: kafkaErrorMessage(error)
+        })
       }
     }
     let total = 0
     for (const topic of topics) {
-      const count = this.#partitionCounts.get(`${brokers.join(',')}|${topic}`)
+      const count = this.#partitionCounts.get(`${cluster}|${topic}`)
       if (count === undefined) return undefined
       total += count
     }
@@ -611,7 +657,7 @@ function applyTo<V>(map: Map<string, V>, written: ReadonlyMap<string, V | null>)
   }
 }
 
-function autoscaleTarget(entry: StoredEntry): AutoscaleTarget {
+function autoscaleTarget(entry: StoredEntry, net: NetResolution): AutoscaleTarget {
   const spec = entry.object.spec as {
     bootstrapServers?: string[]
     topics?: string[]
@@ -623,6 +669,11 @@ function autoscaleTarget(entry: StoredEntry): AutoscaleTarget {
     annotations: entry.object.metadata.annotations,
     paused: isPaused(entry.object.metadata),
     brokers: spec.bootstrapServers ?? [],
+    ...(net.kind === 'unresolved'
+      ? { netProblem: unresolvedMessage(net) }
+      : net.security === undefined
+        ? {}
+        : { security: net.security }),
     groupId: spec.consumerGroup ?? entry.key,
     topics: spec.topics ?? [],
     initialOffset: spec.initialOffset ?? 'latest'

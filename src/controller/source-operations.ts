@@ -1,7 +1,11 @@
 import { isPaused, parseResetTarget, readOffsets, resetOffsets } from '../autoscale/index.ts'
 import type { LagQuery } from '../autoscale/index.ts'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
+import { unresolvedMessage } from '../secrets/index.ts'
+import type { SecretKey } from '../secrets/index.ts'
 import type { ResourceStore, StoredEntry } from '../store/index.ts'
+import { sourceNet } from './source-net.ts'
+import type { SourceNet } from './source-net.ts'
 
 /** `shoal offsets`: a KafkaSource's committed offsets and lag, and moving them while it is paused. */
 export interface SourceOffsets {
@@ -9,8 +13,12 @@ export interface SourceOffsets {
   reset(namespace: string, name: string, to: unknown): Promise<unknown>
 }
 
-/** The offsets operations over this replica's copy of the store; any replica answers them (they talk to Kafka). */
-export function sourceOffsets(store: ResourceStore): SourceOffsets {
+/**
+ * The offsets operations over this replica's copy of the store; any replica answers them (they talk to Kafka,
+ * with the source's `spec.net` credentials opened by `secretKey`).
+ */
+export function sourceOffsets(store: ResourceStore, secretKey?: SecretKey): SourceOffsets {
+  const net = sourceNet(store, secretKey)
   const find = async (namespace: string, name: string): Promise<StoredEntry> => {
     const entry = await store.get(`KafkaSource/${namespace}/${name}`)
     if (!entry) throw new ShoalError(ErrorCodes.NOT_FOUND, `kafkasources.sources.knative.dev "${name}" not found`)
@@ -19,7 +27,7 @@ export function sourceOffsets(store: ResourceStore): SourceOffsets {
   return {
     async read(namespace, name) {
       const entry = await find(namespace, name)
-      const view = await readOffsets(queryOf(entry))
+      const view = await readOffsets(queryOf(entry, net))
       return { source: name, namespace, paused: isPaused(entry.object.metadata), ...view }
     },
     async reset(namespace, name, to) {
@@ -35,13 +43,23 @@ export function sourceOffsets(store: ResourceStore): SourceOffsets {
           `kafkasource ${name} is not paused: offsets move only while it is (shoal pause kafkasource ${name} -n ${namespace})`
         )
       }
-      const view = await resetOffsets(queryOf(entry), target)
+      const view = await resetOffsets(queryOf(entry, net), target)
       return { source: name, namespace, paused: true, ...view }
     }
   }
 }
 
-function queryOf(entry: StoredEntry): LagQuery {
+/** The lag query of a source, with its resolved `spec.net`; a `net` that cannot be resolved is refused, naming the field. */
+function queryOf(entry: StoredEntry, netOf: SourceNet): LagQuery {
+  const net = netOf(entry)
+  if (net.kind === 'unresolved') {
+    const message = unresolvedMessage(net)
+    throw new ShoalError(
+      ErrorCodes.KAFKA,
+      `kafkasource ${entry.object.metadata.name} cannot reach its brokers: ${message}`,
+      { fields: [{ path: net.field, message: net.reason }] }
+    )
+  }
   const spec = entry.object.spec as {
     bootstrapServers: string[]
     topics: string[]
@@ -51,6 +69,7 @@ function queryOf(entry: StoredEntry): LagQuery {
   return {
     id: entry.key,
     brokers: spec.bootstrapServers,
+    ...(net.security === undefined ? {} : { security: net.security }),
     groupId: spec.consumerGroup ?? entry.key,
     topics: spec.topics,
     initialOffset: spec.initialOffset ?? 'latest'

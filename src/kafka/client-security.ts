@@ -57,6 +57,16 @@ export function securityFingerprint(security: KafkaClientSecurity | undefined): 
 }
 
 /**
+ * The key of one client per Kafka cluster and identity: the sorted broker list, then the security fingerprint
+ * when there is one. Clients that read several sources' clusters (lag, partition counts) share a client only
+ * between sources with the same brokers and the same credentials. Never log it: show `brokers` instead.
+ */
+export function clusterKey(brokers: readonly string[], security: KafkaClientSecurity | undefined): string {
+  const list = [...brokers].sort().join(',')
+  return security === undefined ? list : `${list}|${securityFingerprint(security)}`
+}
+
+/**
  * A Kafka client error as one line for a condition or a log: an authentication failure (a wrong SASL password, a
  * mechanism the broker does not enable) or a TLS failure is named as such, wherever the client nested it.
  */

@@ -13,5 +13,11 @@ export type { KafkaConnection } from './client-options.ts'
 export { ensureTopics } from './topics.ts'
 export type { TopicSpec } from './topics.ts'
 export { topicPartitions } from './topic-partitions.ts'
-export { SaslMechanisms, kafkaErrorMessage, kafkaSecurityOptions, securityFingerprint } from './client-security.ts'
+export {
+  SaslMechanisms,
+  clusterKey,
+  kafkaErrorMessage,
+  kafkaSecurityOptions,
+  securityFingerprint
+} from './client-security.ts'
 export type { KafkaClientSecurity, KafkaSecurityOptions, SaslMechanism } from './client-security.ts'

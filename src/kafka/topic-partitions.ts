@@ -1,18 +1,22 @@
 import { Admin } from '@platformatic/kafka'
 import type { KafkaConnection } from './client-options.ts'
+import { kafkaSecurityOptions } from './client-security.ts'
+import type { KafkaClientSecurity } from './client-security.ts'
 
 /**
  * The partition count of each of the named topics that exists (a missing topic is absent from the map).
  * For processes that create topics only when nobody did before them, and must otherwise take the partition
- * counts the creator chose.
+ * counts the creator chose. `security`: a KafkaSource's resolved `spec.net`, for its own cluster.
  */
 export async function topicPartitions(
   connection: KafkaConnection,
-  topics: readonly string[]
+  topics: readonly string[],
+  security?: KafkaClientSecurity
 ): Promise<Map<string, number>> {
   const admin = new Admin({
     clientId: `${connection.clientId}-admin`,
     bootstrapBrokers: [...connection.brokers],
+    ...kafkaSecurityOptions(security),
     retries: 5,
     retryDelay: 300
   })

@@ -1,4 +1,6 @@
 import { Admin } from '@platformatic/kafka'
+import { clusterKey, kafkaErrorMessage, kafkaSecurityOptions } from '../kafka/index.ts'
+import type { KafkaClientSecurity } from '../kafka/index.ts'
 import { lagOf, partitionKey, ratesBetween } from './lag.ts'
 import type { LagSample } from './lag.ts'
 
@@ -9,6 +11,10 @@ export interface LagTarget {
   readonly group: string
   readonly topics: readonly string[]
   readonly bootstrapServers: readonly string[]
+  /** The source's resolved `spec.net` (absent: PLAINTEXT). */
+  readonly security?: KafkaClientSecurity
+  /** Why its `spec.net` cannot be resolved: the source is then not measured, and this is logged once. */
+  readonly netProblem?: string
 }
 
 export interface LagMonitorOptions {
@@ -42,6 +48,8 @@ export class LagMonitor {
   readonly #options: LagMonitorOptions
   readonly #admins = new Map<string, Admin>()
   readonly #history = new Map<string, LagSample[]>()
+  /** The `netProblem` last logged per source, so that it is logged once, not every round. */
+  readonly #netProblems = new Map<string, string>()
   readonly #listeners = new Set<() => void>()
   readonly #now: () => number
   #timer: NodeJS.Timeout | undefined
@@ -97,9 +105,18 @@ export class LagMonitor {
   /** One round now: measures every target; a cluster that does not answer leaves its sources out of this round. */
   async measure(): Promise<void> {
     const targets = this.#options.targets()
+    // One client per cluster and credentials; a source whose spec.net cannot be resolved is left out.
     const byCluster = new Map<string, LagTarget[]>()
     for (const t of targets) {
-      const id = [...t.bootstrapServers].sort().join(',')
+      if (t.netProblem !== undefined) {
+        if (this.#netProblems.get(t.key) !== t.netProblem) {
+          this.#netProblems.set(t.key, t.netProblem)
+          this.#options.log?.(`could not measure the lag of ${t.key}`, t.netProblem)
+        }
+        continue
+      }
+      this.#netProblems.delete(t.key)
+      const id = clusterKey(t.bootstrapServers, t.security)
       byCluster.set(id, [...(byCluster.get(id) ?? []), t])
     }
     const at = this.#now()
@@ -112,13 +129,15 @@ export class LagMonitor {
             this.#append(key, sample)
           }
         } catch (error) {
-          this.#options.log?.(`could not measure the lag of sources on Kafka ${cluster}`, error)
+          const brokers = [...list[0]!.bootstrapServers].sort().join(',')
+          this.#options.log?.(`could not measure the lag of sources on Kafka ${brokers}`, kafkaErrorMessage(error))
         }
       })
     )
     // Sources that are gone lose their history.
     const live = new Set(targets.map(t => t.key))
     for (const key of this.#history.keys()) if (!live.has(key)) this.#history.delete(key)
+    for (const key of this.#netProblems.keys()) if (!live.has(key)) this.#netProblems.delete(key)
     for (const listener of this.#listeners) listener()
   }
 
@@ -131,7 +150,7 @@ export class LagMonitor {
   }
 
   async #measureCluster(cluster: string, targets: readonly LagTarget[], at: number): Promise<Map<string, LagSample>> {
-    const admin = this.#admin(cluster)
+    const admin = this.#admin(cluster, targets[0]!)
     const topics = [...new Set(targets.flatMap(t => t.topics))]
     const metadata = await admin.metadata({ topics, forceUpdate: true })
     const partitionsOf = new Map<string, number>()
@@ -170,12 +189,14 @@ export class LagMonitor {
     return out
   }
 
-  #admin(cluster: string): Admin {
+  /** The client of `cluster` (a clusterKey), made from the brokers and security of a target on it. */
+  #admin(cluster: string, target: LagTarget): Admin {
     let admin = this.#admins.get(cluster)
     if (!admin) {
       admin = new Admin({
         clientId: this.#options.clientId ?? 'shoal-lag-monitor',
-        bootstrapBrokers: cluster.split(','),
+        bootstrapBrokers: [...target.bootstrapServers],
+        ...kafkaSecurityOptions(target.security),
         retries: 2,
         retryDelay: 200
       })

@@ -1,8 +1,9 @@
 // A KafkaSource that reaches its brokers with SASL/SCRAM-SHA-512 over TLS, its credentials and CA in a Secret,
 // on a real embedded broker with a SASL_SSL listener; and the password nowhere: not in any API answer, log
-// line, status, contract or other record of Shoal's topics.
+// line, status, contract or other record of Shoal's topics. The controller's own clients of the source's cluster
+// use the Secret too: an autoscaled source at 0 wakes on a record, and `shoal offsets` reads its group.
 import assert from 'node:assert/strict'
-import { execFileSync, spawn } from 'node:child_process'
+import { execFile, execFileSync, spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
@@ -127,6 +128,7 @@ describe('a KafkaSource over SASL_SSL with its credentials in a Secret', () => {
   const dir = mkdtempSync(join(tmpdir(), 'shoal-secrets-'))
   const prefix = uniquePrefix('secrets')
   const topic = `${prefix}-events`
+  const wakeTopic = `${prefix}-wake`
   let kafka: EmbeddedKafka
   let controller: Proc & { match: RegExpExecArray }
   let dispatcher: Proc
@@ -150,7 +152,8 @@ describe('a KafkaSource over SASL_SSL with its credentials in a Secret', () => {
       saslSsl: { users: [{ username: USER, password: PASSWORD }], certificate: pem.cert, privateKey: pem.key }
     })
     await ensureTopics({ brokers: kafka.bootstrapBrokers, clientId: prefix }, [
-      { name: topic, partitions: 2, configs: {} }
+      { name: topic, partitions: 2, configs: {} },
+      { name: wakeTopic, partitions: 2, configs: {} }
     ])
     sink.listen(0, '127.0.0.1')
     await once(sink, 'listening')
@@ -227,14 +230,22 @@ describe('a KafkaSource over SASL_SSL with its credentials in a Secret', () => {
       `  ca.crt: ${Buffer.from(ca).toString('base64')}`,
       ''
     ].join('\n')
-  const sourceYaml = (name: string, secret: string) =>
+  // Scale to 0 when idle, and a record wakes it (the autoscaler reads the lag).
+  const AUTOSCALED = [
+    '  annotations:',
+    '    autoscaling.eventing.knative.dev/class: keda.autoscaling.knative.dev',
+    '    autoscaling.eventing.knative.dev/lag-threshold: "10"'
+  ]
+  const sourceYaml = (name: string, secret: string, autoscaled = false) =>
     [
       'apiVersion: sources.knative.dev/v1beta1',
       'kind: KafkaSource',
-      `metadata: {name: ${name}}`,
+      'metadata:',
+      `  name: ${name}`,
+      ...(autoscaled ? AUTOSCALED : []),
       'spec:',
       `  bootstrapServers: [${kafka.saslSslBootstrap}]`,
-      `  topics: [${topic}]`,
+      `  topics: [${autoscaled ? wakeTopic : topic}]`,
       '  initialOffset: earliest',
       '  net:',
       '    sasl:',
@@ -302,6 +313,72 @@ describe('a KafkaSource over SASL_SSL with its credentials in a Secret', () => {
     assert.match(missing.message ?? '', /^spec\.net\.sasl\.user\.secretKeyRef: secret "no-such-secret" not found/)
     const ready = condition((await call('GET', `${SOURCES}/wrong`)).body, 'Ready')
     assert.equal(ready?.status, 'False')
+  })
+
+  it('wakes an autoscaled source at 0 on the SASL_SSL listener, and reads its offsets there', async () => {
+    const cli = (...args: string[]) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>(resolve => {
+        execFile(process.execPath, [shoalBin, ...args, '--server', api], (error, stdout, stderr) => {
+          resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr })
+        })
+      })
+    assert.equal((await call('POST', SOURCES, sourceYaml('sleeper', 'kafka-creds', true))).status, 201)
+    await eventually(
+      async () => {
+        const got = (await call('GET', `${SOURCES}/sleeper`)).body
+        return condition(got, 'Ready')?.status === 'True' && got.status?.desiredConsumers === 0 ? true : undefined
+      },
+      90_000,
+      'the autoscaled source Ready at 0 vreplicas'
+    )
+    const producer = new Producer({ clientId: prefix, bootstrapBrokers: [...kafka.bootstrapBrokers], idempotent: true })
+    await producer.send({
+      acks: -1,
+      messages: [{ topic: wakeTopic, key: Buffer.from('w'), value: Buffer.from('wake') }]
+    })
+    await producer.close()
+    await eventually(
+      async () => (received.includes('wake') ? true : undefined),
+      90_000,
+      'the waking record at the sink'
+    )
+    const woken = (await call('GET', `${SOURCES}/sleeper`)).body
+    assert.equal(woken.status?.scaledBy, 'autoscaler')
+    // `shoal offsets` reads the group over SASL_SSL: the record is counted at the end and committed.
+    const offsets = await eventually(
+      async () => {
+        const run = await cli('offsets', 'kafkasource', 'sleeper', '-o', 'json')
+        assert.equal(run.code, 0, run.stderr)
+        const view = JSON.parse(run.stdout) as {
+          totalLag: number
+          partitions: Array<{ committed: string | null; lastStable: string }>
+        }
+        return view.totalLag === 0 && view.partitions.every(p => p.committed !== null) ? view : undefined
+      },
+      30_000,
+      'the committed offsets at the end'
+    )
+    assert.equal(offsets.partitions.length, 2)
+    assert.equal(
+      offsets.partitions.reduce((n, p) => n + Number(p.lastStable), 0),
+      1
+    )
+
+    // A Secret that is missing: the autoscaler holds, naming the field; `shoal offsets` refuses, naming it too.
+    assert.equal((await call('POST', SOURCES, sourceYaml('sleeper-missing', 'no-such-secret', true))).status, 201)
+    const held = await eventually(
+      async () => {
+        const c = condition((await call('GET', `${SOURCES}/sleeper-missing`)).body, 'Autoscaled')
+        return c?.status === 'False' ? c : undefined
+      },
+      30_000,
+      'the autoscaler holding the source whose Secret is missing'
+    )
+    assert.match(held.message ?? '', /spec\.net\.sasl\.user\.secretKeyRef: secret "no-such-secret" not found/)
+    const refused = await cli('offsets', 'kafkasource', 'sleeper-missing')
+    assert.notEqual(refused.code, 0)
+    assert.match(refused.stderr, /spec\.net\.sasl\.user\.secretKeyRef: secret "no-such-secret" not found/)
+    answers.push(refused.stdout, refused.stderr, JSON.stringify(held))
   })
 
   it('keeps the password out of every answer, log line, status, contract and record', async () => {
