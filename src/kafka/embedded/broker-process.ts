@@ -90,7 +90,10 @@ export function launchJava(options: LaunchOptions): JavaProcess {
         options.mainClass,
         ...options.args
       ],
-      { cwd: options.cwd, env, stdio: ['pipe', out, out] }
+      // A process group of its own: Ctrl-C in a terminal signals the foreground group, and the broker must
+      // outlive that signal until Shoal has stopped what uses it (dispatchers drain and commit, controllers
+      // leave) and stops it last. The watchdog still ends it if Shoal dies without stopping it.
+      { cwd: options.cwd, env, stdio: ['pipe', out, out], detached: true }
     )
   } finally {
     closeSync(out)
