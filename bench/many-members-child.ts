@@ -94,7 +94,22 @@ const timer = setInterval(() => {
 
 process.on('message', async (message: { type: 'gc' | 'close' | 'status' }) => {
   if (message.type === 'status') {
+    const { Admin } = await import('@platformatic/kafka')
+    const admin = new Admin({ clientId: 'mm-debug', bootstrapBrokers: [...args.brokers] })
     for (const runner of runners) {
+      const groupId = runner.status().groupId
+      if (runner.status().members.some(m => m.partitions.length === 0)) {
+        const group = (await admin.describeGroups({ groups: [groupId] })).get(groupId)
+        for (const member of group?.members.values() ?? []) {
+          console.error(
+            'coordinator:',
+            groupId,
+            member.groupInstanceId,
+            member.id,
+            JSON.stringify([...(member.assignments?.values() ?? [])].map(a => a.partitions))
+          )
+        }
+      }
       for (const m of runner.status().members) {
         if (m.generationId <= 0 || m.partitions.length === 0)
           console.error(
@@ -104,6 +119,7 @@ process.on('message', async (message: { type: 'gc' | 'close' | 'status' }) => {
           )
       }
     }
+    await admin.close()
     return
   }
   if (message.type === 'gc') {
