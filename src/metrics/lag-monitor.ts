@@ -1,5 +1,5 @@
-import { Admin } from '@platformatic/kafka'
-import { clusterKey, kafkaErrorMessage, kafkaSecurityOptions } from '../kafka/index.ts'
+import { LagReader } from '../autoscale/index.ts'
+import type { LagQuery, PartitionLag } from '../autoscale/index.ts'
 import type { KafkaClientSecurity } from '../kafka/index.ts'
 import { lagOf, partitionKey, ratesBetween } from './lag.ts'
 import type { LagSample } from './lag.ts'
@@ -46,7 +46,7 @@ export const DEFAULT_LAG_HISTORY_MS = 10 * 60_000
  */
 export class LagMonitor {
   readonly #options: LagMonitorOptions
-  readonly #admins = new Map<string, Admin>()
+  readonly #reader: LagReader
   readonly #history = new Map<string, LagSample[]>()
   /** The `netProblem` last logged per source, so that it is logged once, not every round. */
   readonly #netProblems = new Map<string, string>()
@@ -58,6 +58,7 @@ export class LagMonitor {
 
   constructor(options: LagMonitorOptions) {
     this.#options = options
+    this.#reader = new LagReader(options.clientId ?? 'shoal-lag-monitor')
     this.#now = options.now ?? Date.now
   }
 
@@ -75,8 +76,7 @@ export class LagMonitor {
     this.#stopped = true
     clearTimeout(this.#timer)
     await this.#round?.catch(() => undefined)
-    await Promise.all([...this.#admins.values()].map(a => a.close().catch(() => undefined)))
-    this.#admins.clear()
+    await this.#reader.close()
   }
 
   /** Called after every round. */
@@ -102,11 +102,13 @@ export class LagMonitor {
     return this.#history.get(key) ?? []
   }
 
-  /** One round now: measures every target; a cluster that does not answer leaves its sources out of this round. */
+  /**
+   * One round now: measures every target through the LagReader (one request of each kind per cluster and
+   * credentials); a source whose cluster does not answer is left out of this round, and the reason logged once.
+   */
   async measure(): Promise<void> {
     const targets = this.#options.targets()
-    // One client per cluster and credentials; a source whose spec.net cannot be resolved is left out.
-    const byCluster = new Map<string, LagTarget[]>()
+    const queries: LagQuery[] = []
     for (const t of targets) {
       if (t.netProblem !== undefined) {
         if (this.#netProblems.get(t.key) !== t.netProblem) {
@@ -116,24 +118,23 @@ export class LagMonitor {
         continue
       }
       this.#netProblems.delete(t.key)
-      const id = clusterKey(t.bootstrapServers, t.security)
-      byCluster.set(id, [...(byCluster.get(id) ?? []), t])
+      queries.push({
+        id: t.key,
+        brokers: t.bootstrapServers,
+        ...(t.security === undefined ? {} : { security: t.security }),
+        groupId: t.group,
+        topics: t.topics,
+        initialOffset: 'latest'
+      })
     }
     const at = this.#now()
-    const measured = new Set<string>()
-    await Promise.all(
-      [...byCluster].map(async ([cluster, list]) => {
-        try {
-          for (const [key, sample] of await this.#measureCluster(cluster, list, at)) {
-            measured.add(key)
-            this.#append(key, sample)
-          }
-        } catch (error) {
-          const brokers = [...list[0]!.bootstrapServers].sort().join(',')
-          this.#options.log?.(`could not measure the lag of sources on Kafka ${brokers}`, kafkaErrorMessage(error))
-        }
-      })
-    )
+    const readings = await this.#reader.read(queries)
+    const problems = new Set<string>()
+    for (const [key, reading] of readings) {
+      if (reading.kind === 'lag') this.#append(key, { at, ...figuresOf(reading.partitions) })
+      else problems.add(reading.reason)
+    }
+    for (const reason of problems) this.#options.log?.('could not measure the lag of some sources', reason)
     // Sources that are gone lose their history.
     const live = new Set(targets.map(t => t.key))
     for (const key of this.#history.keys()) if (!live.has(key)) this.#history.delete(key)
@@ -148,60 +149,16 @@ export class LagMonitor {
     while (samples.length > 0 && samples[0]!.at < horizon) samples.shift()
     this.#history.set(key, samples)
   }
+}
 
-  async #measureCluster(cluster: string, targets: readonly LagTarget[], at: number): Promise<Map<string, LagSample>> {
-    const admin = this.#admin(cluster, targets[0]!)
-    const topics = [...new Set(targets.flatMap(t => t.topics))]
-    const metadata = await admin.metadata({ topics, forceUpdate: true })
-    const partitionsOf = new Map<string, number>()
-    for (const topic of topics) {
-      const count = metadata.topics.get(topic)?.partitionsCount
-      if (count !== undefined) partitionsOf.set(topic, count)
-    }
-    const known = [...partitionsOf]
-    const listed = await admin.listOffsets({
-      // 1 = read_committed: lag is measured against the last stable offset, as the autoscaler's is.
-      isolationLevel: 1,
-      topics: known.map(([name, count]) => ({
-        name,
-        partitions: Array.from({ length: count }, (_, p) => ({ partitionIndex: p, timestamp: -1n }))
-      }))
-    })
-    const ends = new Map<string, bigint>()
-    for (const topic of listed)
-      for (const p of topic.partitions) ends.set(partitionKey(topic.name, p.partitionIndex), p.offset)
-    const groups = await admin.listConsumerGroupOffsets({ groups: [...new Set(targets.map(t => t.group))] })
-    const committedByGroup = new Map<string, Map<string, bigint>>()
-    for (const group of groups) {
-      const committed = new Map<string, bigint>()
-      for (const topic of group.topics)
-        for (const p of topic.partitions) committed.set(partitionKey(topic.name, p.partitionIndex), p.committedOffset)
-      committedByGroup.set(group.groupId, committed)
-    }
-    const out = new Map<string, LagSample>()
-    for (const target of targets) {
-      const partitions = target.topics.flatMap(topic =>
-        Array.from({ length: partitionsOf.get(topic) ?? 0 }, (_, p) => partitionKey(topic, p))
-      )
-      const figures = lagOf(ends, committedByGroup.get(target.group) ?? new Map(), partitions)
-      out.set(target.key, { at, ...figures })
-    }
-    return out
+/** A source's figures from the reader's partitions (lagOf leaves out partitions the group never committed). */
+function figuresOf(partitions: readonly PartitionLag[]): Omit<LagSample, 'at'> {
+  const ends = new Map<string, bigint>()
+  const committed = new Map<string, bigint>()
+  for (const p of partitions) {
+    const key = partitionKey(p.topic, p.partition)
+    ends.set(key, p.lastStable)
+    if (p.committed !== undefined) committed.set(key, p.committed)
   }
-
-  /** The client of `cluster` (a clusterKey), made from the brokers and security of a target on it. */
-  #admin(cluster: string, target: LagTarget): Admin {
-    let admin = this.#admins.get(cluster)
-    if (!admin) {
-      admin = new Admin({
-        clientId: this.#options.clientId ?? 'shoal-lag-monitor',
-        bootstrapBrokers: [...target.bootstrapServers],
-        ...kafkaSecurityOptions(target.security),
-        retries: 2,
-        retryDelay: 200
-      })
-      this.#admins.set(cluster, admin)
-    }
-    return admin
-  }
+  return lagOf(ends, committed, ends.keys())
 }
