@@ -188,10 +188,16 @@ export interface ShoalProcess {
   stop(): Promise<void>
 }
 
-function startShoalProcess(
+/** Resident memory of a process in bytes (Linux /proc). */
+export function rssBytes(pid: number): number {
+  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024
+}
+
+/** A `shoal` process (`args` after the bin), ready once a stdout line matches `ready`; the line is returned. */
+export function startShoalProcess(
   args: readonly string[],
   ready: RegExp,
-  env: NodeJS.ProcessEnv
+  env: NodeJS.ProcessEnv = {}
 ): Promise<ShoalProcess & { line: string }> {
   const child: ChildProcess = spawn(process.execPath, [bin, ...args], {
     env: { ...process.env, SHOAL_LOG_LEVEL: 'warn', ...env },

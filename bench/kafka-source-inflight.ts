@@ -20,7 +20,7 @@ import { createInterface } from 'node:readline'
 import { parseArgs } from 'node:util'
 import { Producer } from '@platformatic/kafka'
 import { ensureTopics } from '../src/kafka/index.ts'
-import { cpuSeconds, deleteTopic, machine, sleep, startKafka } from './kafka-source-harness.ts'
+import { cpuSeconds, deleteTopic, machine, rssBytes, sleep, startKafka } from './kafka-source-harness.ts'
 import type { PeerCommand, PeerMessage } from './kafka-source-inflight-peer.ts'
 import type { HoldSinkCommand, HoldSinkMessage } from './kafka-source-inflight-sink.ts'
 
@@ -76,13 +76,6 @@ function openFilesLimit(pid: number): string {
     .split('\n')
     .find(l => l.startsWith('Max open files'))
   return line?.split(/\s+/).slice(3, 5).join('/') ?? '?'
-}
-
-function rssBytes(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
-    .split('\n')
-    .find(l => l.startsWith('VmRSS:'))!
-  return Number(line.split(/\s+/)[1]) * 1024
 }
 
 interface Child {

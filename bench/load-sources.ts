@@ -6,13 +6,10 @@
 //
 //   npm run bench:load-sources                                  # 5,000 + 5,000, 32 clients
 //   npm run bench:load-sources -- --ping 1000 --kafka 1000 --clients 16
-import { spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
-import { createInterface } from 'node:readline'
 import { parseArgs } from 'node:util'
 import { Pool } from 'undici'
 import { ensureTopics } from '../src/kafka/index.ts'
-import { machine, sleep, startKafka } from './kafka-source-harness.ts'
+import { machine, rssBytes, sleep, startKafka, startShoalProcess } from './kafka-source-harness.ts'
 
 const { values } = parseArgs({
   options: {
@@ -26,45 +23,20 @@ const pings = Number(values.ping)
 const kafkas = Number(values.kafka)
 const clients = Number(values.clients)
 const limitMs = Number(values['limit-s']) * 1000
-const bin = new URL('../bin/shoal.js', import.meta.url).pathname
-
-const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024
-
-function start(args: readonly string[], ready: RegExp): Promise<{ pid: number; line: string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [bin, ...args], {
-    env: { ...process.env, SHOAL_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'inherit']
-  })
-  const exited = new Promise<void>(resolve => child.once('exit', () => resolve()))
-  return new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout }).on('line', line => {
-      if (!ready.test(line)) return
-      resolve({
-        pid: child.pid!,
-        line,
-        async stop() {
-          if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
-          await exited
-        }
-      })
-    })
-    child.once('exit', code => reject(new Error(`shoal ${args[0]} exited ${code}`)))
-  })
-}
 
 const kafka = await startKafka()
 const prefix = `load${Date.now().toString(36)}`
 const topic = `${prefix}-topic`
 await ensureTopics({ brokers: kafka.brokers, clientId: 'bench' }, [{ name: topic, partitions: 1, configs: {} }])
 const brokers = kafka.brokers.join(',')
-const controller = await start(
+const controller = await startShoalProcess(
   ['controller', '--kafka', brokers, '--port', '0', '--prefix', prefix],
   /serving the API on \S+/
 )
 const api = /serving the API on (\S+)/.exec(controller.line)![1]!
 const dispatchers = await Promise.all(
   [0, 1].map(i =>
-    start(
+    startShoalProcess(
       [
         ...['dispatcher', '--kafka', brokers, '--prefix', prefix, '--id', `dispatcher-${i}`],
         ...['--zone', `z${i}`, '--node', `n${i}`, '--capacity', '10', '--schedule-capacity', String(pings)]
@@ -184,7 +156,7 @@ const percentile = (sorted: readonly number[], p: number) =>
 
 try {
   await sleep(3_000) // the controller settles (buckets, leader) before the measured window
-  const rssBefore = rssOf(controller.pid)
+  const rssBefore = rssBytes(controller.pid)
   const started = performance.now()
   const applied = await applyAll()
   const appliedMs = performance.now() - started
@@ -201,7 +173,7 @@ try {
     ready = await readyCount()
   }
   const readyMs = performance.now() - started
-  const rssAfter = rssOf(controller.pid)
+  const rssAfter = rssBytes(controller.pid)
   const all = ready.ping === pings && ready.kafka === kafkas
   console.log(
     `${all ? 'all Ready' : 'NOT all Ready'} ${(readyMs / 1000).toFixed(1)} s after the first create: ` +
@@ -209,7 +181,7 @@ try {
       (ready.notReady.size > 0 ? `; not ready: ${JSON.stringify([...ready.notReady])}` : '')
   )
   const perSource = (rssAfter - rssBefore) / (pings + kafkas)
-  const dispatcherRss = dispatchers.map(d => `${(rssOf(d.pid) / 2 ** 20).toFixed(0)} MiB`).join(', ')
+  const dispatcherRss = dispatchers.map(d => `${(rssBytes(d.pid) / 2 ** 20).toFixed(0)} MiB`).join(', ')
   console.log(
     `controller RSS ${(rssBefore / 2 ** 20).toFixed(0)} → ${(rssAfter / 2 ** 20).toFixed(0)} MiB: ` +
       `${(perSource / 1024).toFixed(1)} KiB per source; dispatchers ${dispatcherRss}`

@@ -8,11 +8,11 @@
 //   npm run bench:many-members                  # levels 12 (12×1), 48 (12×4), 192 (24×8), both clients
 //   npm run bench:many-members -- --levels 12x1,48x4 --records 1200 --idle-s 10 --limit-s 90 --skip-peer
 import { fork } from 'node:child_process'
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
+import { readdirSync, readlinkSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { ensureTopics } from '../src/kafka/index.ts'
 import { Producer } from '@platformatic/kafka'
-import { cpuSeconds, machine, sleep, startKafka } from './kafka-source-harness.ts'
+import { cpuSeconds, machine, rssBytes, sleep, startKafka } from './kafka-source-harness.ts'
 import type { ChildArgs, ChildMessage } from './many-members-child.ts'
 
 const { values } = parseArgs({
@@ -38,7 +38,6 @@ const clients: Array<ChildArgs['client']> = values['skip-peer'] ? ['shoal'] : ['
 const PARTITIONS = 12
 const child = new URL('./many-members-child.ts', import.meta.url).pathname
 
-const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024
 const socketsOf = (pid: number) =>
   readdirSync(`/proc/${pid}/fd`).filter(fd => {
     try {
@@ -120,7 +119,7 @@ async function measure(args: ChildArgs, expected: number, members: number): Prom
     sources: args.topics.length,
     readyS,
     idleRss: readyRss,
-    rss: rssOf(proc.pid!),
+    rss: rssBytes(proc.pid!),
     idleCpu,
     sockets: socketsOf(proc.pid!)
   }
