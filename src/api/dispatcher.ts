@@ -2,6 +2,7 @@ import { Ajv } from 'ajv'
 import { invalid } from '../errors/index.ts'
 import type { FieldError } from '../errors/index.ts'
 import { deepFreeze } from './freeze.ts'
+import { fieldErrorsOf } from './schema-errors.ts'
 import { DispatcherKind, apiVersionOf } from './kinds.ts'
 import { validateSecret } from './secret.ts'
 import type { SecretResource } from './secret.ts'
@@ -62,25 +63,13 @@ export function validateDispatcher(given: Record<string, unknown>): DispatcherRe
   const input = withoutEmptyNamespace(given)
   const fields: FieldError[] = []
   if (!validate(input)) {
-    for (const e of validate.errors ?? []) {
-      const base = e.instancePath.replace(/^\//, '').replaceAll('/', '.')
-      const extra =
-        e.keyword === 'additionalProperties'
-          ? String(e.params['additionalProperty'])
-          : e.keyword === 'required'
-            ? String(e.params['missingProperty'])
-            : ''
-      const path = [base, extra].filter(Boolean).join('.') || '(root)'
-      const message =
-        e.keyword === 'additionalProperties'
-          ? extra === 'namespace'
-            ? 'a Dispatcher is cluster-wide: it has no namespace'
-            : 'unknown field'
-          : e.keyword === 'required'
-            ? 'required'
-            : (e.message ?? 'invalid')
-      fields.push({ path, message })
-    }
+    fields.push(
+      ...fieldErrorsOf(
+        validate.errors,
+        e => e.message ?? 'invalid',
+        name => (name === 'namespace' ? 'a Dispatcher is cluster-wide: it has no namespace' : 'unknown field')
+      )
+    )
   }
   const name = (input['metadata'] as { name?: unknown } | undefined)?.name
   if (typeof name === 'string') {

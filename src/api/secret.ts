@@ -2,6 +2,7 @@ import { Ajv } from 'ajv'
 import { invalid } from '../errors/index.ts'
 import type { FieldError } from '../errors/index.ts'
 import { deepFreeze } from './freeze.ts'
+import { fieldErrorsOf } from './schema-errors.ts'
 import { checkDns1123Label, checkDns1123Subdomain } from './names.ts'
 import type { ObjectMeta } from './types.ts'
 
@@ -74,20 +75,10 @@ export function validateSecret(input: Record<string, unknown>, defaultNamespace:
   validate ??= new Ajv({ allErrors: true, strict: true, allowUnionTypes: true }).compile(secretSchema)
   const fields: FieldError[] = []
   if (!validate(input)) {
-    for (const e of validate.errors ?? []) {
-      const base = e.instancePath.replace(/^\//, '').replaceAll('/', '.')
-      const extra =
-        e.keyword === 'additionalProperties'
-          ? String(e.params['additionalProperty'])
-          : e.keyword === 'required'
-            ? String(e.params['missingProperty'])
-            : ''
-      const path = [base, extra].filter(Boolean).join('.') || '(root)'
-      const message =
-        e.keyword === 'additionalProperties' ? 'unknown field' : e.keyword === 'required' ? 'required' : 'invalid'
-      // ajv's own message may quote the value (const, type): say what is wanted without it.
-      fields.push({ path, message: e.keyword === 'type' ? `must be ${String(e.params['type'])}` : message })
-    }
+    // ajv's own message may quote the value (const, type): say what is wanted without it.
+    fields.push(
+      ...fieldErrorsOf(validate.errors, e => (e.keyword === 'type' ? `must be ${String(e.params['type'])}` : 'invalid'))
+    )
   }
   const metadata = (input['metadata'] ?? {}) as Record<string, unknown>
   const name = metadata['name']
