@@ -8,7 +8,6 @@ import { createLogger, startController } from '../controller/index.ts'
 import type { RunningController } from '../controller/index.ts'
 import {
   DEFAULT_SCHEDULE_CAPACITY,
-  parseDurationFlag,
   startDispatcher,
   startKafkaSourcePlane,
   startPingSourcePlane
@@ -16,7 +15,7 @@ import {
 import type { KafkaSourcePlane, PingSourcePlane, RunningDispatcher } from '../dispatcher/index.ts'
 import { ensureTopics, parseBootstrap, startEmbeddedKafka, KAFKA_VERSION } from '../kafka/index.ts'
 import type { EmbeddedKafka } from '../kafka/index.ts'
-import { PoolSupervisor, parsePoolBounds, parseZones, spawnDispatcher } from '../pool/index.ts'
+import { PoolSupervisor, parsePoolBounds, parsePoolStabilization, parseZones, spawnDispatcher } from '../pool/index.ts'
 import type { PoolBounds, PoolDecision } from '../pool/index.ts'
 import { startEventDisplay } from './sink.ts'
 
@@ -326,10 +325,7 @@ function upPool(values: {
     throw new Error(`--dispatcher-capacity must be a whole number from 1 to 100000, not "${capacityText}"`)
   const text = values['pool-stabilization']
   if (text === undefined) return { bounds, zones, capacity }
-  const stabilizationMs = parseDurationFlag(text)
-  if (stabilizationMs === undefined || stabilizationMs > 3_600_000)
-    throw new Error(`--pool-stabilization must be a duration up to 1h like 30s, not "${text}"`)
-  return { bounds, zones, capacity, stabilizationMs }
+  return { bounds, zones, capacity, stabilizationMs: parsePoolStabilization(text) }
 }
 
 function portArg(name: string, value: string): number | undefined {

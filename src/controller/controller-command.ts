@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util'
 import { parseBootstrap } from '../kafka/index.ts'
 import { parseDurationFlag } from '../dispatcher/index.ts'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
-import { parsePoolBounds, parseStatefulSetRef } from '../pool/index.ts'
+import { parsePoolBounds, parsePoolStabilization, parseStatefulSetRef } from '../pool/index.ts'
 import { controllerSecurity } from '../auth/index.ts'
 import type { ControllerSecurity } from '../auth/index.ts'
 import { loadSecretKey } from '../secrets/index.ts'
@@ -190,8 +190,5 @@ function poolOptions(values: {
   const bounds = parsePoolBounds(values.dispatchers)
   const text = values['pool-stabilization']
   if (text === undefined) return { bounds }
-  const stabilizationMs = parseDurationFlag(text)
-  if (stabilizationMs === undefined || stabilizationMs > 3_600_000)
-    throw new ShoalError(ErrorCodes.USAGE, `--pool-stabilization must be a duration up to 1h like 30s, not "${text}"`)
-  return { bounds, stabilizationMs }
+  return { bounds, stabilizationMs: parsePoolStabilization(text) }
 }

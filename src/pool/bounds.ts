@@ -1,3 +1,4 @@
+import { parseDurationFlag } from '../dispatcher/duration-flag.ts'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
 import type { PoolBounds } from './decide.ts'
 
@@ -50,4 +51,12 @@ export function parseStatefulSetRef(text: string, flag = '--statefulset'): { nam
     )
   }
   return { namespace, name }
+}
+
+/** `--pool-stabilization`: a duration up to an hour, in ms; a bad value is a usage error naming the flag. */
+export function parsePoolStabilization(text: string, flag = '--pool-stabilization'): number {
+  const ms = parseDurationFlag(text)
+  if (ms === undefined || ms > 3_600_000)
+    throw new ShoalError(ErrorCodes.USAGE, `${flag} must be a duration up to 1h like 30s, not "${text}"`)
+  return ms
 }

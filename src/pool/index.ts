@@ -5,7 +5,14 @@
  */
 export { decidePool, stabilize } from './decide.ts'
 export type { PoolBounds, PoolDecision, PoolInput, PoolMember, PoolReason, Slots } from './decide.ts'
-export { MAX_POOL_SIZE, parsePoolBounds, parseStatefulSetRef, parseZones, zoneOf } from './bounds.ts'
+export {
+  MAX_POOL_SIZE,
+  parsePoolBounds,
+  parsePoolStabilization,
+  parseStatefulSetRef,
+  parseZones,
+  zoneOf
+} from './bounds.ts'
 export { SERVICE_ACCOUNT_DIR, StatefulSetScaler } from './statefulset-scaler.ts'
 export type { StatefulSetScalerOptions } from './statefulset-scaler.ts'
 export { PoolSupervisor } from './supervisor.ts'
