@@ -91,12 +91,18 @@ describe('a dispatcher SIGKILLed mid-stream', () => {
         `# produced ${produced.size}, delivered ${seen.size} unique, duplicates ${duplicates} (${((100 * duplicates) / produced.size).toFixed(2)} %), lost ${lost}`
       )
       assert.equal(lost, 0)
-      // The killed dispatcher's vreplica moved to the survivor.
-      const placements = (await http('GET', `${controller.url}${KS}/stream`)).body.status.placements
-      assert.deepEqual(
-        placements.map((p: { podName: string }) => p.podName),
-        ['dispatcher-1']
+      // The killed dispatcher's vreplica moves to the survivor (the group may have handed its partitions over
+      // and drained the stream before the controller declared the dispatcher dead, so wait for it).
+      const podNames = async () =>
+        (await http('GET', `${controller.url}${KS}/stream`)).body.status.placements.map(
+          (p: { podName: string }) => p.podName
+        ) as string[]
+      await eventually(
+        async () => ((await podNames()).every(pod => pod === 'dispatcher-1') ? true : undefined),
+        60_000,
+        'the vreplica moved to dispatcher-1'
       )
+      assert.deepEqual(await podNames(), ['dispatcher-1'])
     } finally {
       await producer.close()
       await controller.stop()
