@@ -48,11 +48,20 @@ describe('SourceRunner on a transactional topic', () => {
       log: testLog()
     })
     cleanup.push(() => runner.close())
-    const [end] = await endOffsets(topic, 1)
+    // The coordinator writes a transaction's marker after commit() or abort() returns: the last abort marker may
+    // not be in the log yet, so wait for the end to count it.
+    const end = await eventually(
+      async () => {
+        const [now] = await endOffsets(topic, 1)
+        return now === 10n ? now : undefined
+      },
+      30_000,
+      'six records and four markers'
+    )
     assert.equal(end, 10n, 'six records and four markers')
     await eventually(
       async () => ((await committedOffsets(topic, topic, 1))[0] === end ? true : undefined),
-      30_000,
+      60_000,
       'the commit at the end of the log'
     )
     assert.deepEqual(
