@@ -59,7 +59,7 @@ describe('a deposed scheduler leader', () => {
     const config = loadSchedulerConfig('ha')
     const terms: LeaderTerm[] = []
     try {
-      await eventually(async () => (store.assignment.buckets.length === 2 ? true : undefined), 20_000, 'buckets')
+      await eventually(async () => (store.assignment.buckets.length === 2 ? true : undefined), 60_000, 'buckets')
       const spec = (consumers: number) => ({ bootstrapServers: connection.brokers, topics: [topic], consumers })
       const object = (consumers: number) => ({
         apiVersion: 'sources.knative.dev/v1beta1',
@@ -75,7 +75,7 @@ describe('a deposed scheduler leader', () => {
       await first.start()
       await eventually(
         async () => (contracts.some(c => c.record?.epoch === first.epoch) ? true : undefined),
-        20_000,
+        60_000,
         'the first leader’s contracts'
       )
 
@@ -84,13 +84,16 @@ describe('a deposed scheduler leader', () => {
       terms.push(second)
       await second.start()
       assert.ok(second.epoch > first.epoch)
+      // Everything the first leader appended before it was fenced is read before the count is taken: its pass is
+      // one transaction over several partitions, and the tailer may have seen only some of them so far.
+      await tailer.barrier([{ topic: store.names.contractsTopic }])
       const seenBefore = contracts.length
 
       // A change both still hear: the deposed one tries to write and is refused.
       await store.write({ kind: 'update', object: object(4) })
       await eventually(
         async () => (first.deposed ? true : undefined),
-        20_000,
+        60_000,
         'the first leader to find itself deposed'
       )
       const total = await eventually(
@@ -100,7 +103,7 @@ describe('a deposed scheduler leader', () => {
           const sum = [...live.values()].reduce((n, r) => n + (r?.vreplicas ?? 0), 0)
           return sum === 4 ? sum : undefined
         },
-        20_000,
+        60_000,
         'the new leader’s contracts for 4 vreplicas'
       )
       assert.equal(total, 4)
