@@ -108,9 +108,18 @@ describe('the scheduler leader SIGKILLed mid-stream', () => {
         60_000,
         'a new leader'
       )
-      const table = await cli(survivors[1]!.url, 'get', 'controllers')
+      // Each replica reads the others' records from the log: the other survivor may not show the new leader yet.
+      const leaderRow = new RegExp(`${next.replicaId}\\s.*\\syes\\s`)
+      const table = await eventually(
+        async () => {
+          const answer = await cli(survivors[1]!.url, 'get', 'controllers')
+          return answer.code === 0 && leaderRow.test(answer.stdout) ? answer : undefined
+        },
+        60_000,
+        `${next.replicaId} shown as the leader by the other survivor`
+      )
       assert.equal(table.code, 0, table.stderr)
-      assert.match(table.stdout, new RegExp(`${next.replicaId}\\s.*\\syes\\s`))
+      assert.match(table.stdout, leaderRow)
 
       // Nothing lost: every record produced, before and during the failover, reached every source's sink.
       const expected = names.flatMap(name => [...producer.produced].map(id => `/${name}|${id}`))
