@@ -73,7 +73,7 @@ describe('scheduling KafkaSources on dispatchers across zones', () => {
           ? true
           : undefined
       },
-      30_000,
+      60_000,
       'six live dispatchers'
     )
     for (let i = 0; i < 20; i++) {
@@ -100,7 +100,7 @@ describe('scheduling KafkaSources on dispatchers across zones', () => {
         const items = await sources(controller.url)
         return items.every(s => condition(s, 'Ready')?.status === 'True') ? items : undefined
       },
-      30_000,
+      60_000,
       'every source Ready'
     )
     for (const s of ready) assert.equal(condition(s, 'InitialOffsetsCommitted')?.status, 'True')
@@ -113,7 +113,7 @@ describe('scheduling KafkaSources on dispatchers across zones', () => {
         }>
         return live.every(d => (d.status.used?.consumers ?? 0) === (used.get(d.metadata.name) ?? 0)) ? true : undefined
       },
-      30_000,
+      60_000,
       'dispatchers to report their contracts'
     )
   })
@@ -156,7 +156,7 @@ describe('scheduling KafkaSources on dispatchers across zones', () => {
           ? true
           : undefined
       },
-      30_000,
+      60_000,
       'seven live dispatchers'
     )
     const proposal = await eventually(
@@ -164,7 +164,7 @@ describe('scheduling KafkaSources on dispatchers across zones', () => {
         const answer = await http('GET', `${controller.url}/shoal/v1/rebalance`)
         return answer.status === 200 && answer.body.moves.length > 0 ? answer.body : undefined
       },
-      30_000,
+      60_000,
       'a rebalance proposal with moves'
     )
     assert.ok(proposal.scoreAfter > proposal.scoreBefore, JSON.stringify(proposal))
@@ -195,7 +195,7 @@ describe('scheduling KafkaSources on dispatchers across zones', () => {
         })
         return same ? true : undefined
       },
-      30_000,
+      60_000,
       'exactly the listed moves'
     )
     // A second approval of the same, now stale, revision is refused.
@@ -224,10 +224,13 @@ describe('scheduling with too little capacity', () => {
       const pending = await eventually(
         async () => {
           const s = (await http('GET', `${controller.url}${KS}/big`)).body as Source
-          return condition(s, 'Scheduled')?.status === 'False' ? s : undefined
+          // A pass run before the leader's view has dispatcher-0's heartbeat leaves all 6 pending: wait for the one
+          // that fills it.
+          const placed = (s.status.placements ?? []).reduce((n, p) => n + p.vreplicas, 0)
+          return condition(s, 'Scheduled')?.status === 'False' && placed === 4 ? s : undefined
         },
         60_000,
-        'big pending'
+        'big pending with dispatcher-0 full'
       )
       assert.match(condition(pending, 'Scheduled')!.message ?? '', /\b2 of 6 vreplicas\b/)
       assert.equal(condition(pending, 'Ready')?.status, 'False')
@@ -249,7 +252,16 @@ describe('scheduling with too little capacity', () => {
         (placed.status.placements ?? []).reduce((n, p) => n + p.vreplicas, 0),
         6
       )
-      assert.equal(condition(placed, 'Ready')?.status, 'True')
+      // Ready also needs InitialOffsetsCommitted, which the reconciler observes on its own time.
+      const ready = await eventually(
+        async () => {
+          const s = (await http('GET', `${controller.url}${KS}/big`)).body as Source
+          return condition(s, 'Ready')?.status === 'True' ? s : undefined
+        },
+        60_000,
+        'big Ready'
+      )
+      assert.equal(condition(ready, 'Ready')?.status, 'True')
     } finally {
       await controller.stop()
       await Promise.all(started.map(d => d.stop()))
