@@ -101,7 +101,12 @@ describe('shoal up --dispatchers MIN..MAX', () => {
       const shrunk = await eventually(
         async () => {
           const view = await pool()
-          return view?.members.length === 1 && lines.includes('pool: stopped dispatcher-1') ? view : undefined
+          // Both are stopped at once: each logs once its process exited, after it left the pool's view.
+          return view?.members.length === 1 &&
+            lines.includes('pool: stopped dispatcher-1') &&
+            lines.includes('pool: stopped dispatcher-2')
+            ? view
+            : undefined
         },
         90_000,
         'the pool back at its minimum'
