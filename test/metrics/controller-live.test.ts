@@ -88,7 +88,17 @@ test('a controller’s /metrics shows a source’s placements and its lag, which
       .get(name)
       ?.samples.find(s => s.labels['source'] === 'default/held')?.value
   }
-  await eventually(async () => ((await gauge('shoal_source_lag')) === 30 ? true : undefined), 60_000, 'lag 30')
+  // The lag shows once the initial offsets are committed, which need not wait for the scheduler to place the
+  // source: wait for both.
+  await eventually(
+    async () =>
+      (await gauge('shoal_source_lag')) === 30 && (await gauge('shoal_source_consumers_placed')) === 2
+        ? true
+        : undefined,
+    60_000,
+    'lag 30, both consumers placed'
+  )
+  assert.equal(await gauge('shoal_source_lag'), 30)
   assert.equal(await gauge('shoal_source_consumers_desired'), 2)
   assert.equal(await gauge('shoal_source_consumers_placed'), 2)
   assert.equal(await gauge('shoal_source_consumers_pending'), 0)
