@@ -26,7 +26,11 @@ describe('SourceRunner after a crash', () => {
     const child = spawn(process.execPath, [fixture, kafkaBrokers().join(','), name, 'dispatcher-3'], {
       stdio: ['ignore', 'pipe', 'pipe']
     })
-    const exited = new Promise(resolve => child.once('exit', resolve))
+    // 'close', not 'exit': the lines it printed before the kill may still be in the pipe when it exits, and a
+    // record it handled and committed but the test never read would never be counted. (Its log on stderr is read
+    // too, or the pipe would never close.)
+    child.stderr!.resume()
+    const exited = new Promise(resolve => child.once('close', resolve))
     cleanup.push(async () => {
       child.kill('SIGKILL')
       await exited
