@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { Admin, Consumer, Producer } from '@platformatic/kafka'
-import { ensureTopics, startEmbeddedKafka } from '../../src/kafka/index.ts'
+import { IsolationLevels, ensureTopics, startEmbeddedKafka } from '../../src/kafka/index.ts'
 import type { EmbeddedKafka } from '../../src/kafka/index.ts'
 import { eventually, http, shoalBin, uniquePrefix } from '../helpers/controllers.ts'
 
@@ -306,7 +306,7 @@ describe('a KafkaSource over SASL_SSL with its credentials in a Secret', () => {
         const c = condition((await call('GET', `${SOURCES}/missing`)).body, 'InitialOffsetsCommitted')
         return c?.status === 'False' ? c : undefined
       },
-      30_000,
+      90_000,
       'the missing secret reported'
     )
     assert.equal(missing.reason, 'NetSecretNotResolved')
@@ -355,7 +355,7 @@ describe('a KafkaSource over SASL_SSL with its credentials in a Secret', () => {
         }
         return view.totalLag === 0 && view.partitions.every(p => p.committed !== null) ? view : undefined
       },
-      30_000,
+      90_000,
       'the committed offsets at the end'
     )
     assert.equal(offsets.partitions.length, 2)
@@ -371,7 +371,7 @@ describe('a KafkaSource over SASL_SSL with its credentials in a Secret', () => {
         const c = condition((await call('GET', `${SOURCES}/sleeper-missing`)).body, 'Autoscaled')
         return c?.status === 'False' ? c : undefined
       },
-      30_000,
+      90_000,
       'the autoscaler holding the source whose Secret is missing'
     )
     assert.match(held.message ?? '', /spec\.net\.sasl\.user\.secretKeyRef: secret "no-such-secret" not found/)
@@ -408,7 +408,7 @@ describe('a KafkaSource over SASL_SSL with its credentials in a Secret', () => {
     // (retried on a reset: the CLI calls above outlast the server's keep-alive, and fetch may reuse a closed socket)
     const reapplied = await eventually(
       () => http('PUT', `${api}${SECRETS}/kafka-creds`, shown[0], 'application/yaml'),
-      10_000,
+      30_000,
       'an answer to the re-apply'
     )
     assert.equal(reapplied.status, 422)
@@ -423,12 +423,25 @@ describe('a KafkaSource over SASL_SSL with its credentials in a Secret', () => {
       groupId: `${prefix}-audit`,
       bootstrapBrokers: [...kafka.bootstrapBrokers]
     })
+    // Read to the end every partition had when the audit began (past any transaction marker), however long joining
+    // and fetching take on a busy machine; not for a fixed time, which a slow start could spend reading nothing.
+    const ends = await consumer.listOffsets({ topics, isolationLevel: IsolationLevels.READ_UNCOMMITTED })
     const stream = await consumer.consume({ topics, mode: 'earliest', maxWaitTime: 200, autocommit: false })
     let bytes = 0
     let contracts = 0
-    const deadline = Date.now() + 5_000
+    const caughtUp = () =>
+      stream.readableLength === 0 &&
+      [...ends].every(([name, offsets]) =>
+        offsets.every((end, partition) => end <= 0n || (stream.offsetsToFetch.get(`${name}:${partition}`) ?? 0n) >= end)
+      )
+    const deadline = Date.now() + 90_000
+    let timedOut = false
     const idle = setInterval(() => {
-      if (Date.now() > deadline) void stream.close()
+      if (caughtUp()) void stream.close()
+      else if (Date.now() > deadline) {
+        timedOut = true
+        void stream.close()
+      }
     }, 200)
     for await (const message of stream) {
       const raw = Buffer.concat([message.key ?? Buffer.alloc(0), message.value ?? Buffer.alloc(0)])
@@ -438,6 +451,7 @@ describe('a KafkaSource over SASL_SSL with its credentials in a Secret', () => {
     }
     clearInterval(idle)
     await consumer.close(true)
+    assert.equal(timedOut, false, 'every Shoal topic read to its end')
     assert.ok(contracts > 0, 'the contracts topic was read')
     assert.ok(bytes > 0)
 
