@@ -3,6 +3,7 @@ import { Producer } from '@platformatic/kafka'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
 import type { KafkaConnection, LogTailer } from '../kafka/index.ts'
 import { appendInTransaction } from './append.ts'
+import { encodeValue } from './codec.ts'
 import type { StoreNames } from './names.ts'
 import type { ResourceView } from './resource-view.ts'
 import type { NewMetadata, StoredEntry, StoredObject, WriteOp, WriteResult } from './types.ts'
@@ -28,17 +29,49 @@ export interface BucketWriterOptions {
   readonly now?: () => Date
 }
 
+/** Most writes one transaction carries: a bucket's queue is drained in transactions of up to this many. */
+const MAX_BATCH_WRITES = 128
+/** Most bytes of values one transaction carries (the broker refuses a record batch over 1 MiB by default). */
+const MAX_BATCH_BYTES = 512 * 1024
+
+/** A write waiting for its bucket's next transaction. */
+interface Queued {
+  readonly op: WriteOp
+  readonly key: string
+  readonly resolve: (result: WriteResult) => void
+  readonly reject: (error: unknown) => void
+}
+
+/** A write checked against the bucket: nothing to append, or its records and its result once they have offsets. */
+type Plan =
+  | { readonly kind: 'done'; readonly result: WriteResult }
+  | {
+      readonly kind: 'append'
+      readonly messages: ReadonlyArray<{ readonly topic: string; readonly key: string; readonly value: Buffer | null }>
+      readonly bytes: number
+      /** The result, given the offsets of its messages in the order of `messages`. */
+      readonly result: (offsets: readonly bigint[]) => WriteResult
+    }
+
 /**
  * The single writer of one bucket. It owns the transactional id `<prefix>-bucket-<n>`: opening it fences
  * any former owner (Kafka bumps the producer epoch and aborts the zombie's open transaction), and every
  * write is a compare-and-set against the bucket read up to its last stable offset, appended in one
  * transaction with the resource's status.
+ *
+ * Writes that arrive while a transaction is on its way wait, and the next transaction carries all of them
+ * (group commit): each is checked in arrival order against the bucket as it was read before that transaction,
+ * so two writes to one resource never share a transaction — the second waits for the next one and sees the
+ * first. A refused write (conflict, not found) refuses only itself; a transaction that fails fails the writes
+ * it carried, each with the same retriable error.
  */
 export class BucketWriter {
   readonly bucket: number
   readonly #options: BucketWriterOptions
   readonly #producer: Producer
-  #queue: Promise<unknown> = Promise.resolve()
+  readonly #waiting: Queued[] = []
+  #draining = false
+  #drained: Promise<void> = Promise.resolve()
   #state: 'opening' | 'ready' | 'fenced' | 'closed' = 'opening'
   readonly #opened: Promise<void>
 
@@ -85,31 +118,100 @@ export class BucketWriter {
     ])
   }
 
-  /** Applies one write; writes to a bucket happen one at a time, in arrival order. */
+  /** Applies one write; writes to a bucket are checked in arrival order. */
   write(op: WriteOp): Promise<WriteResult> {
-    const run = this.#queue.then(() => this.#write(op))
-    this.#queue = run.catch(() => undefined)
-    return run
+    const key = op.kind === 'create' || op.kind === 'update' ? keyOfNew(op.object) : op.key
+    return new Promise((resolve, reject) => {
+      this.#waiting.push({ op, key, resolve, reject })
+      if (!this.#draining) {
+        this.#draining = true
+        this.#drained = this.#drain()
+      }
+    })
   }
 
   async close(): Promise<void> {
     this.#state = 'closed'
-    await this.#queue
+    await this.#drained
     await this.#producer.close(true).catch(() => undefined)
   }
 
-  async #write(op: WriteOp): Promise<WriteResult> {
-    await this.#opened
-    if (this.#state !== 'ready') {
-      throw new ShoalError(ErrorCodes.UNAVAILABLE, `bucket ${this.bucket} is no longer written by this replica`, {
-        retriable: true
-      })
+  async #drain(): Promise<void> {
+    try {
+      while (this.#waiting.length > 0) await this.#writeBatch(this.#waiting.splice(0, MAX_BATCH_WRITES))
+    } finally {
+      // No await between the loop's last look at the queue and this: a write arriving later starts a new drain.
+      this.#draining = false
     }
-    await this.#catchUp()
-    const { view, names } = this.#options
-    const key = op.kind === 'create' || op.kind === 'update' ? keyOfNew(op.object) : op.key
-    const current = view.get(key)
+  }
+
+  /** One transaction for as many of `taken` as can share it; the others go back to the head of the queue. */
+  async #writeBatch(taken: Queued[]): Promise<void> {
+    try {
+      await this.#opened
+      if (this.#state !== 'ready') {
+        throw new ShoalError(ErrorCodes.UNAVAILABLE, `bucket ${this.bucket} is no longer written by this replica`, {
+          retriable: true
+        })
+      }
+      await this.#catchUp()
+    } catch (error) {
+      for (const queued of taken) queued.reject(error)
+      return
+    }
     const now = (this.#options.now ?? (() => new Date()))()
+    const batch: Array<{ queued: Queued; plan: Extract<Plan, { kind: 'append' }> }> = []
+    const touched = new Set<string>()
+    let bytes = 0
+    for (let i = 0; i < taken.length; i++) {
+      const queued = taken[i]!
+      if (touched.has(queued.key)) {
+        this.#waiting.unshift(...taken.slice(i))
+        break
+      }
+      let plan: Plan
+      try {
+        plan = this.#plan(queued.op, queued.key, now)
+      } catch (error) {
+        queued.reject(error)
+        continue
+      }
+      if (plan.kind === 'done') {
+        queued.resolve(plan.result)
+        continue
+      }
+      if (batch.length > 0 && bytes + plan.bytes > MAX_BATCH_BYTES) {
+        this.#waiting.unshift(...taken.slice(i))
+        break
+      }
+      touched.add(queued.key)
+      bytes += plan.bytes
+      batch.push({ queued, plan })
+    }
+    if (batch.length === 0) return
+    let offsets: bigint[]
+    try {
+      offsets = await this.#transact(batch.flatMap(({ plan }) => plan.messages))
+    } catch (error) {
+      for (const { queued } of batch) queued.reject(error)
+      return
+    }
+    let at = 0
+    for (const { queued, plan } of batch) {
+      const own = offsets.slice(at, at + plan.messages.length)
+      at += plan.messages.length
+      try {
+        queued.resolve(plan.result(own))
+      } catch (error) {
+        queued.reject(error)
+      }
+    }
+  }
+
+  /** Checks `op` against the bucket as read; throws a ShoalError to refuse it. */
+  #plan(op: WriteOp, key: string, now: Date): Plan {
+    const { view, names } = this.#options
+    const current = view.get(key)
 
     if (op.kind === 'create' && current) {
       throw new ShoalError(ErrorCodes.CONFLICT, `${describeKey(key)} already exists`, { fields: [] })
@@ -125,11 +227,16 @@ export class BucketWriter {
     }
 
     if (op.kind === 'delete') {
-      await this.#transact([
-        { topic: names.resourcesTopic, key, value: null },
-        { topic: names.statusTopic, key, value: null }
-      ])
-      return { kind: 'deleted', entry: current! }
+      const deleted = current!
+      return {
+        kind: 'append',
+        messages: [
+          { topic: names.resourcesTopic, key, value: null },
+          { topic: names.statusTopic, key, value: null }
+        ],
+        bytes: 2 * key.length,
+        result: () => ({ kind: 'deleted', entry: deleted })
+      }
     }
 
     let object: StoredObject
@@ -169,24 +276,32 @@ export class BucketWriter {
       sameJson(current.status, status)
     ) {
       // Nothing changed: no record, and the resourceVersion stays (repeated applies are free).
-      return { kind: 'written', entry: current }
+      return { kind: 'done', result: { kind: 'written', entry: current } }
     }
-    const messages = [{ topic: names.statusTopic, key, value: { status } }]
-    if (op.kind !== 'status') messages.unshift({ topic: names.resourcesTopic, key, value: { object } as never })
-    const offsets = await this.#transact(messages)
-    const resourceVersion =
-      op.kind === 'status' ? current!.resourceVersion : String(offsets.get(names.resourcesTopic) ?? '')
-    const entry: StoredEntry = {
-      key,
-      bucket: this.bucket,
-      resourceVersion,
-      object: { ...object, metadata: { ...object.metadata, resourceVersion } },
-      status
+    const messages = [{ topic: names.statusTopic, key, value: encodeValue({ status }) }]
+    if (op.kind !== 'status') messages.unshift({ topic: names.resourcesTopic, key, value: encodeValue({ object }) })
+    return {
+      kind: 'append',
+      messages,
+      bytes: messages.reduce((n, m) => n + m.key.length + m.value.length, 0),
+      result: offsets => {
+        // A status write keeps the resource's version; any other write's version is its resource record's offset.
+        const resourceVersion = op.kind === 'status' ? current!.resourceVersion : String(offsets[0])
+        const entry: StoredEntry = {
+          key,
+          bucket: this.bucket,
+          resourceVersion,
+          object: { ...object, metadata: { ...object.metadata, resourceVersion } },
+          status
+        }
+        return { kind: 'written', entry }
+      }
     }
-    return { kind: 'written', entry }
   }
 
-  async #transact(messages: Array<{ topic: string; key: string; value: unknown }>): Promise<Map<string, bigint>> {
+  async #transact(
+    messages: ReadonlyArray<{ readonly topic: string; readonly key: string; readonly value: Buffer | null }>
+  ): Promise<bigint[]> {
     try {
       return await appendInTransaction(
         this.#producer,

@@ -108,6 +108,79 @@ describe('the bucket writer', () => {
   })
 })
 
+describe('the bucket writer under concurrent writes', () => {
+  it('carries writes that arrive together in shared transactions, each checked in arrival order', async () => {
+    const prefix = uniquePrefix('group')
+    const names = storeNames(prefix)
+    await ensureTopics(connection('group-admin'), storeTopics(names, 1))
+    const { ResourceView } = await import('../../src/store/resource-view.ts')
+    const view = new ResourceView({
+      resources: names.resourcesTopic,
+      status: names.statusTopic,
+      controllers: names.controllersTopic
+    })
+    const tailer = new LogTailer({
+      connection: connection('group-tail'),
+      topics: [names.resourcesTopic, names.statusTopic],
+      onRecord: r => view.apply(r)
+    })
+    await tailer.start()
+    const writer = new BucketWriter({
+      connection: connection('group-w'),
+      names,
+      bucket: 0,
+      tailer,
+      view,
+      statusOf: o => ({ g: o.metadata.generation })
+    })
+    try {
+      await writer.opened
+      const object = (name: string, spec: unknown = {}) => ({
+        apiVersion: 'v1',
+        kind: 'PingSource',
+        metadata: { name, namespace: 'default' },
+        spec
+      })
+      const key = (name: string) => `PingSource/default/${name}`
+      // All issued at once: 40 creates, one of them twice; a status and an update right behind their creates;
+      // a delete of something that does not exist.
+      const settled = await Promise.allSettled([
+        ...Array.from({ length: 40 }, (_, i) => writer.write({ kind: 'create', object: object(`s${i}`) })),
+        writer.write({ kind: 'create', object: object('s7') }),
+        writer.write({ kind: 'status', key: key('s3'), status: { custom: true } }),
+        writer.write({ kind: 'update', object: object('s5', { changed: true }) }),
+        writer.write({ kind: 'delete', key: key('nothing') })
+      ])
+      const outcome = settled.map(s => (s.status === 'fulfilled' ? 'ok' : (s.reason as { code?: string }).code))
+      assert.deepEqual(outcome.slice(0, 40), Array(40).fill('ok'))
+      assert.deepEqual(outcome.slice(40), ['SHOAL_CONFLICT', 'ok', 'ok', 'SHOAL_NOT_FOUND'])
+      const results = settled
+        .slice(0, 40)
+        .map(s => (s as PromiseFulfilledResult<{ entry: { resourceVersion: string } }>).value)
+      // Every create has its own resourceVersion, and fewer transactions than writes carried them: within one
+      // transaction the resource records are adjacent offsets; between two, the commit marker takes an offset.
+      const versions = results.map(r => Number(r.entry.resourceVersion)).sort((a, b) => a - b)
+      assert.equal(new Set(versions).size, 40)
+      const shared = versions.filter((v, i) => i > 0 && v === versions[i - 1]! + 1).length
+      assert.ok(shared > 0, `no two creates shared a transaction: ${versions.join(' ')}`)
+
+      await tailer.barrier([{ topic: names.resourcesTopic }, { topic: names.statusTopic }])
+      assert.equal(view.list().length, 40)
+      assert.deepEqual(view.get(key('s3'))!.status, { custom: true })
+      assert.deepEqual(view.get(key('s5'))!.object.spec, { changed: true })
+      assert.equal(view.get(key('s5'))!.object.metadata.generation, 2)
+      assert.deepEqual(view.get(key('s5'))!.status, { g: 2 })
+      assert.equal(
+        view.get(key('s7'))!.resourceVersion,
+        String(versions.find(v => v === Number(results[7]!.entry.resourceVersion)))
+      )
+    } finally {
+      await writer.close()
+      await tailer.close()
+    }
+  })
+})
+
 describe('the resource store', () => {
   it('survives a restart: the same resources with the same resourceVersions', async () => {
     const prefix = uniquePrefix('restart')
@@ -121,7 +194,7 @@ describe('the resource store', () => {
         statusOf: o => ({ g: o.metadata.generation })
       })
     const first = await open('first')
-    await eventually(async () => (first.assignment.buckets.length === 3 ? true : undefined), 20_000, 'all buckets')
+    await eventually(async () => (first.assignment.buckets.length === 3 ? true : undefined), 60_000, 'all buckets')
     const written = []
     for (const name of ['x', 'y', 'z']) {
       const r = await first.write({
