@@ -50,7 +50,7 @@ describe('SourceRunner close and resume', () => {
       log: testLog()
     })
     cleanup.push(() => a.close())
-    await eventually(async () => (first.distinct >= 200 ? true : undefined), 30_000, 'a part of the records')
+    await eventually(async () => (first.distinct >= 200 ? true : undefined), 60_000, 'a part of the records')
     await a.close({ drainMs: 10_000 })
     assert.equal(first.calls.length, started, 'every started delivery finished before close returned')
     const handled = first.distinct
@@ -74,7 +74,7 @@ describe('SourceRunner close and resume', () => {
     cleanup.push(() => b.close())
     await eventually(
       async () => (second.distinct === 800 - handled ? true : undefined),
-      30_000,
+      60_000,
       'the rest of the records'
     )
     for (const call of second.calls) assert.ok(!first.has(call.value!.toString()), `${call.value} delivered again`)
@@ -83,7 +83,7 @@ describe('SourceRunner close and resume', () => {
         const [now, ends] = [await committedOffsets(name, name, partitions), await endOffsets(name, partitions)]
         return now.every((o, i) => o === ends[i]) ? true : undefined
       },
-      20_000,
+      60_000,
       'every partition committed to its end'
     )
   })
@@ -113,9 +113,9 @@ describe('SourceRunner close and resume', () => {
     const before = await eventually(
       async () => {
         const members = a.status().members
-        return members.every(m => m.partitions.length === 2) ? members : undefined
+        return members.length === 2 && members.every(m => m.partitions.length === 2) ? members : undefined
       },
-      30_000,
+      60_000,
       'two members with two partitions each'
     )
     await a.close({ leaveGroup: false })
@@ -124,9 +124,9 @@ describe('SourceRunner close and resume', () => {
     const after = await eventually(
       async () => {
         const members = b.status().members
-        return members.every(m => m.partitions.length === 2) ? members : undefined
+        return members.length === 2 && members.every(m => m.partitions.length === 2) ? members : undefined
       },
-      30_000,
+      60_000,
       'the same members back'
     )
     for (const [i, m] of after.entries()) {
@@ -138,6 +138,6 @@ describe('SourceRunner close and resume', () => {
       )
     }
     await produce(name, messages(40, 4))
-    await eventually(async () => (collector.distinct === 40 ? true : undefined), 30_000, 'records after the restart')
+    await eventually(async () => (collector.distinct === 40 ? true : undefined), 60_000, 'records after the restart')
   })
 })
