@@ -50,7 +50,7 @@ describe('SourceRunner consuming', () => {
         const counts = runner.status().members.map(m => m.partitions.length)
         return counts.length === 3 && counts.every(c => c === 2) ? true : undefined
       },
-      30_000,
+      60_000,
       'two partitions per member'
     )
     await eventually(
@@ -58,7 +58,7 @@ describe('SourceRunner consuming', () => {
         const [committed, ends] = [await committedOffsets(name, name, 6), await endOffsets(name, 6)]
         return committed.every((o, i) => o === ends[i]) ? true : undefined
       },
-      20_000,
+      60_000,
       'offsets committed at the end of each partition'
     )
     assert.ok(!log.some(l => l.startsWith('error')), log.join('\n'))
@@ -179,7 +179,7 @@ describe('SourceRunner consuming', () => {
         const [committed, ends] = [await committedOffsets(name, name, 4), await endOffsets(name, 4)]
         return committed.every((o, i) => o === ends[i]) ? true : undefined
       },
-      20_000,
+      60_000,
       'every partition committed to its end'
     )
   })

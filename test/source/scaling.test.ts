@@ -65,7 +65,7 @@ describe('SourceRunner scaling', () => {
     // The event that wakes the source is produced while nothing consumes it.
     await produce(name, [{ partition: 1, value: 'wake-up' }])
     await runner.setVReplicas(1)
-    await eventually(async () => (collector.has('wake-up') ? true : undefined), 30_000, 'the waking record')
+    await eventually(async () => (collector.has('wake-up') ? true : undefined), 60_000, 'the waking record')
     assert.equal(collector.calls.length, 1, 'nothing from before the source existed')
   })
 
@@ -131,11 +131,11 @@ describe('SourceRunner scaling', () => {
         if (!producing) break
       }
     })()
-    await eventually(async () => (collector.distinct >= 300 ? true : undefined), 30_000, 'first records')
+    await eventually(async () => (collector.distinct >= 300 ? true : undefined), 60_000, 'first records')
     await runner.setVReplicas(3)
     await eventually(
       async () => (runner.status().members.every(m => m.partitions.length === 2) ? true : undefined),
-      30_000,
+      60_000,
       'three members sharing the partitions'
     )
     const first = runner.status().members[0]!
@@ -150,7 +150,7 @@ describe('SourceRunner scaling', () => {
     )
     await eventually(
       async () => (runner.status().members[0]!.partitions.length === partitions ? true : undefined),
-      30_000,
+      60_000,
       'the remaining member takes every partition'
     )
     assert.equal(runner.status().members[0]!.memberId, first.memberId, 'the first member kept running throughout')
@@ -164,7 +164,7 @@ describe('SourceRunner scaling', () => {
         const [committed, ends] = [await committedOffsets(name, name, partitions), await endOffsets(name, partitions)]
         return committed.every((o, i) => o === ends[i]) ? true : undefined
       },
-      20_000,
+      60_000,
       'every partition committed to its end'
     )
     process.stderr.write(`# scaling 1 → 3 → 1: ${collector.duplicates} duplicates of ${total} records\n`)

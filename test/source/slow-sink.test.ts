@@ -54,7 +54,7 @@ describe('SourceRunner with a slow sink', () => {
         const members = runner.status().members
         return members.length === 2 && members.every(m => m.partitions.length === 2) ? members : undefined
       },
-      30_000,
+      60_000,
       'both members with two partitions'
     )
     const before = await describeGroup(name, name)
@@ -74,7 +74,7 @@ describe('SourceRunner with a slow sink', () => {
     // Unordered: the slow records hold their slots, and the other partition flows through the rest.
     await eventually(
       async () => (done.filter(v => v.startsWith('fast')).length === 200 ? true : undefined),
-      30_000,
+      60_000,
       'fast records'
     )
     await eventually(
