@@ -49,7 +49,7 @@ describe('controllers on the Kafka log', () => {
         const view = (await http('GET', `${a.url}/internal/v1/controllers`)).body
         return view.replicas.length === 2 ? true : undefined
       },
-      30_000,
+      60_000,
       'two replicas in the group'
     )
   })

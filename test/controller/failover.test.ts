@@ -11,8 +11,11 @@ describe('controller failover', () => {
     const prefix = uniquePrefix('failover')
     const [a, b] = await Promise.all([startControllerProcess(prefix), startControllerProcess(prefix)])
     try {
-      await eventually(async () =>
-        (await http('GET', `${a.url}/internal/v1/controllers`)).body.replicas.length === 2 ? true : undefined
+      await eventually(
+        async () =>
+          (await http('GET', `${a.url}/internal/v1/controllers`)).body.replicas.length === 2 ? true : undefined,
+        60_000,
+        'two replicas in the group'
       )
       // Resources in every bucket, written through both replicas.
       const names = Array.from({ length: 8 }, (_, i) => `src-${i}`)
@@ -30,7 +33,7 @@ describe('controller failover', () => {
           const view = (await http('GET', `${a.url}/internal/v1/controllers`)).body
           return view.self.buckets.length === view.buckets ? view : undefined
         },
-        30_000,
+        60_000,
         'the survivor to own every bucket'
       )
       assert.equal(survivor.self.leader, true)

@@ -49,7 +49,7 @@ describe('initial offsets', () => {
             const c = s.status.conditions.find((x: { type: string }) => x.type === 'InitialOffsetsCommitted')
             return c?.status === 'True' ? s : undefined
           },
-          30_000,
+          60_000,
           `${name}: InitialOffsetsCommitted`
         )
         const offsets = await committedOffsets(source.spec.consumerGroup, topic)
@@ -67,7 +67,7 @@ describe('initial offsets', () => {
           const c = s.status.conditions.find((x: { type: string }) => x.type === 'InitialOffsetsCommitted')
           return c?.status === 'False' ? s : undefined
         },
-        30_000,
+        60_000,
         'missing: InitialOffsetsCommitted=False'
       )
       const ready = missing.status.conditions.find((x: { type: string }) => x.type === 'Ready')
