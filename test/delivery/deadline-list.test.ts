@@ -18,9 +18,9 @@ describe('DeadlineList', () => {
     list.add(c!)
     list.remove(b!)
     list.remove(b!) // twice: still a no-op
-    await eventually(async () => (expired.length === 2 ? true : undefined), 5_000, 'a and c')
+    await eventually(async () => (expired.length === 2 ? true : undefined), 30_000, 'a and c')
     list.add(d!) // after the timer fired and the list ran empty: armed again
-    await eventually(async () => (expired.length === 3 ? true : undefined), 5_000, 'd')
+    await eventually(async () => (expired.length === 3 ? true : undefined), 30_000, 'd')
     assert.deepEqual(expired, ['a', 'c', 'd'])
   })
 

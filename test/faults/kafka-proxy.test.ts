@@ -91,26 +91,30 @@ describe('the drills’ Kafka proxy', () => {
 
       const victim = await connect(port!, 'shoal-dispatcher-7-members')
       const other = await connect(port!, 'shoal-dispatcher-0-members')
-      await eventually(async () => (victim.received.length > 0 && other.received.length > 0 ? true : undefined))
+      await eventually(
+        async () => (victim.received.length > 0 && other.received.length > 0 ? true : undefined),
+        30_000,
+        'both echoes'
+      )
       assert.deepEqual(proxy.stats().open, { 'shoal-dispatcher-7-members': 1, 'shoal-dispatcher-0-members': 1 })
 
       proxy.cut('shoal-dispatcher-7')
       assert.equal(proxy.stats().held, 1)
       // The victim's upstream connection is gone; the other's still echoes.
-      await eventually(async () => (upstreamSockets.size === 1 ? true : undefined), 5_000, 'one upstream left')
+      await eventually(async () => (upstreamSockets.size === 1 ? true : undefined), 30_000, 'one upstream left')
       const before = other.received.length
       other.socket.write(frame('shoal-dispatcher-0-members', 'again'))
-      await eventually(async () => (other.received.length > before ? true : undefined), 5_000, 'the other’s echo')
+      await eventually(async () => (other.received.length > before ? true : undefined), 30_000, 'the other’s echo')
       // A new connection of the victim is accepted and held, not forwarded.
       const late = await connect(port!, 'shoal-dispatcher-7-heartbeat')
-      await eventually(async () => (proxy.stats().held === 2 ? true : undefined), 5_000, 'the new connection held')
+      await eventually(async () => (proxy.stats().held === 2 ? true : undefined), 30_000, 'the new connection held')
       assert.equal(upstreamSockets.size, 1)
 
       const closed = Promise.all([once(victim.socket, 'close'), once(late.socket, 'close')])
       proxy.restore()
       await closed
       const back = await connect(port!, 'shoal-dispatcher-7-members')
-      await eventually(async () => (back.received.length > 0 ? true : undefined), 5_000, 'forwarded again')
+      await eventually(async () => (back.received.length > 0 ? true : undefined), 30_000, 'forwarded again')
       assert.equal(proxy.stats().everHeld, 2)
       back.socket.destroy()
       other.socket.destroy()
