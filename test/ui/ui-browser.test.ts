@@ -59,7 +59,8 @@ test('the dashboard shows a source’s placements per zone and dispatcher, and s
     )
   const page = await browser.newPage({ viewport: { width: 1280, height: 820 } })
   await page.goto(`${controller.url}/ui`)
-  await page.waitForSelector('[data-zone="c"] [data-dispatcher="dispatcher-2"]')
+  // Playwright's default 30 s is short for a page, a controller and three dispatchers starting on a busy machine.
+  await page.waitForSelector('[data-zone="c"] [data-dispatcher="dispatcher-2"]', { timeout: 60_000 })
 
   const created = await fetch(`${controller.url}/apis/sources.knative.dev/v1beta1/namespaces/default/kafkasources`, {
     method: 'POST',
@@ -81,7 +82,7 @@ test('the dashboard shows a source’s placements per zone and dispatcher, and s
     60_000,
     'two vreplicas of default/orders on each dispatcher'
   )
-  await page.waitForSelector('[data-source-row="default/orders"] .badge.True')
+  await page.waitForSelector('[data-source-row="default/orders"] .badge.True', { timeout: 60_000 })
 
   await dispatchers[2]!.stop('SIGKILL')
   const moved = await eventually(
