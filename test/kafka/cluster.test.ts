@@ -79,7 +79,7 @@ test('three brokers: replication 3, and a killed broker loses no acknowledged re
   let received: string[]
   try {
     const stream = await consumer.consume({ topics: [topic], mode: 'earliest', autocommit: false })
-    received = (await take(stream, 6)).map(message => message.value)
+    received = (await take(stream, 6, 60_000)).map(message => message.value)
   } finally {
     await consumer.close(true)
   }
