@@ -14,7 +14,8 @@
 import { fork } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { cpus, loadavg } from 'node:os'
+import { cpus, loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
@@ -321,7 +322,13 @@ async function runMain(): Promise<void> {
 }
 
 function startWorker(self: string, args: readonly string[]): { child: ChildProcess; exited: Promise<void> } {
-  const child = fork(self, ['--worker', ...args], { execArgv: [...process.execArgv, '--expose-gc'] })
+  // With Node.js's compile cache, as bin/shoal.js starts every Shoal process (a dispatcher never loads the type
+  // stripper once the cache holds its modules); NODE_DISABLE_COMPILE_CACHE=1 measures without it.
+  const cache = process.env.NODE_COMPILE_CACHE ?? join(tmpdir(), 'node-compile-cache')
+  const child = fork(self, ['--worker', ...args], {
+    execArgv: [...process.execArgv, '--expose-gc'],
+    env: { ...process.env, NODE_COMPILE_CACHE: cache }
+  })
   const exited = new Promise<void>(resolve => child.once('exit', () => resolve()))
   return { child, exited }
 }
