@@ -30,11 +30,11 @@ export function testDispatcher(
   })
 }
 
-export async function testFollower(prefix: string): Promise<MembersFollower> {
+export async function testFollower(prefix: string, livenessTimeoutMs = TEST_LIVENESS_MS): Promise<MembersFollower> {
   const follower = new MembersFollower({
     connection: { brokers: brokers().split(','), clientId: `follower-${prefix}` },
     prefix,
-    livenessTimeoutMs: TEST_LIVENESS_MS
+    livenessTimeoutMs
   })
   await follower.start()
   return follower

@@ -57,15 +57,18 @@ describe('dispatcher membership', () => {
 
   it('is declared dead after the liveness timeout when it stops without leaving, and gone at once when it leaves', async () => {
     const prefix = uniquePrefix('dead')
+    // 10 s, not the tests' 3 s: the test asserts that a silent member is still alive right after it went silent,
+    // which a starved machine could take longer than 3 s to look at.
+    const liveness = 10_000
     const [crashing, leaving] = await Promise.all([
-      testDispatcher(prefix, 'dispatcher-0'),
-      testDispatcher(prefix, 'dispatcher-1')
+      testDispatcher(prefix, 'dispatcher-0', { livenessTimeoutMs: liveness }),
+      testDispatcher(prefix, 'dispatcher-1', { livenessTimeoutMs: liveness })
     ])
     cleanup.push(
       () => crashing.close(),
       () => leaving.close()
     )
-    const follower = await testFollower(prefix)
+    const follower = await testFollower(prefix, liveness)
     cleanup.push(() => follower.close())
     await memberWhere(follower, 'dispatcher-0', m => m?.state === 'alive', 'dispatcher-0 alive')
     await memberWhere(follower, 'dispatcher-1', m => m?.state === 'alive', 'dispatcher-1 alive')

@@ -30,7 +30,9 @@ async function produce(topic: string, values: string[]): Promise<void> {
     // @platformatic/kafka 2.12 ignores a non-idempotent Producer's own `acks` option in send() (acks=1 unless
     // send() is given acks), and acks=1 loses records when the leader is killed.
     idempotent: true,
-    // Ride out a failover: the killed broker is fenced, and its partitions get new leaders, within seconds.
+    // Ride out a failover: the killed broker is fenced once its broker session times out, and its partitions get
+    // new leaders; until then a send to them fails and is retried (15 s in all, for a loaded machine).
+    retries: 30,
     retryDelay: 500
   })
   try {
