@@ -129,7 +129,9 @@ describe('dispatcher membership', () => {
     const prefix = uniquePrefix('skew')
     const honest = await testDispatcher(prefix, 'dispatcher-0')
     cleanup.push(() => honest.close())
-    const follower = await testFollower(prefix)
+    // A 10 s timeout, still far below the minute of skew: the heartbeat must look alive after the send and the
+    // barrier, which a starved machine could take longer than the tests' 3 s for.
+    const follower = await testFollower(prefix, 10_000)
     cleanup.push(() => follower.close())
     await eventually(async () => (follower.view.isReady() ? true : undefined), 30_000, 'the view ready')
     // A dispatcher whose clock is a minute behind: its heartbeat is as fresh as anyone's.
