@@ -588,16 +588,20 @@ export class LeaderTerm {
         messages.push({ topic: names.placementsTopic, partition: store.bucketOf(key), key, value: record })
         nextPlacements.set(key, record)
       }
+      // A schedule that changes hands names the dispatchers it leaves: its new owner goes on from their watermarks.
+      const left = [...oldContracts.keys()].filter(d => !placements.some(p => p.podName === d))
       for (const p of placements) {
         const current = this.#contracts.get(contractKey(p.podName, key))
         if (current?.vreplicas === p.vreplicas && current.resourceVersion === entry.resourceVersion) continue
+        const movedFrom = slot === 'schedule' && !oldContracts.has(p.podName) && left.length > 0 ? left : undefined
         const contract: ContractRecord = {
           dispatcher: p.podName,
           source: key,
           slot,
           vreplicas: p.vreplicas,
           resourceVersion: entry.resourceVersion,
-          epoch: this.#epoch
+          epoch: this.#epoch,
+          ...(movedFrom ? { movedFrom } : {})
         }
         messages.push({
           topic: names.contractsTopic,

@@ -133,7 +133,7 @@ export class PingSourcePlane {
     for (const key of this.#wanted.keys()) {
       if (this.#sources.has(key)) continue
       // In its contract, not running yet: whoever comes next must not take `through` for it.
-      pending.set(key, this.#sinceFor(key, this.#resources.get(key)) ?? 0)
+      pending.set(key, this.#sinceFor(key, this.#resources.get(key), this.#wanted.get(key)?.movedFrom) ?? 0)
     }
     return compactWatermark(through, this.#ledger.exceptions(through, this.#now(), pending))
   }
@@ -237,7 +237,7 @@ export class PingSourcePlane {
       const at = this.#now()
       for (const [key, record, version] of fresh) {
         if (!this.#wanted.has(key) || this.#sources.has(key)) continue
-        const since = this.#ledger.reclaim(key) ?? this.#sinceFor(key, record) ?? at
+        const since = this.#ledger.reclaim(key) ?? this.#sinceFor(key, record, this.#wanted.get(key)?.movedFrom) ?? at
         this.#start(key, record, version, since, at)
       }
     }
@@ -248,11 +248,9 @@ export class PingSourcePlane {
 
   // Through when the schedule was handled before it came here: its previous owner's watermark, else (never
   // fired anywhere) just before its creation — a tick that fell while it was being placed is not lost.
-  #sinceFor(key: string, record: PingRecord | undefined): number | undefined {
-    const fromBook = this.#book.sinceFor(key, {
-      id: this.#options.dispatcherId,
-      incarnation: this.#options.incarnation
-    })
+  #sinceFor(key: string, record: PingRecord | undefined, movedFrom?: readonly string[]): number | undefined {
+    const self = { id: this.#options.dispatcherId, incarnation: this.#options.incarnation }
+    const fromBook = this.#book.sinceFor(key, self, movedFrom)
     if (fromBook !== undefined) return fromBook
     const created = record === undefined ? Number.NaN : record.creationMs
     return Number.isFinite(created) ? created - 1 : undefined

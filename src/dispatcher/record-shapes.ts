@@ -32,7 +32,11 @@ export function checkContractRecord(value: unknown): Checked<ContractRecord> {
     (value['slot'] === 'consumer' || value['slot'] === 'schedule' ? undefined : 'slot: not "consumer" or "schedule"') ??
     integerField(value, 'vreplicas', 1) ??
     stringField(value, 'resourceVersion') ??
-    integerField(value, 'epoch', 0)
+    integerField(value, 'epoch', 0) ??
+    (value['movedFrom'] === undefined ||
+    (Array.isArray(value['movedFrom']) && value['movedFrom'].every(d => typeof d === 'string'))
+      ? undefined
+      : 'movedFrom: not a list of dispatcher ids')
   if (problem !== undefined) return invalid(problem)
   return { kind: 'ok', record: value as unknown as ContractRecord }
 }

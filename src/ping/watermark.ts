@@ -165,9 +165,10 @@ export interface WatermarkBookOptions {
  * What a new owner needs to know of a schedule's past: every dispatcher incarnation's newest watermark, kept
  * after it left (a tombstone does not erase it here) or died. A dispatcher heartbeat does not list its
  * schedules (that would not stay small), so for a schedule that comes to it a new owner takes the lowest
- * watermark among the incarnations that stopped last — the previous owner is one of them, since a schedule
- * moves when its owner dies, leaves or restarts — together with any explicit exception for it. Lower is safe:
- * a resend has the same id. Liveness is judged on the broker's clock, as the controllers judge it.
+ * watermark among the incarnations that stopped last — the previous owner is one of them when it died, left or
+ * restarted — together with any explicit exception for it, and the watermarks of the live dispatchers its
+ * contract says it moved from (a cordon, a drain, a rebalance). Lower is safe: a resend has the same id.
+ * Liveness is judged on the broker's clock, as the controllers judge it.
  */
 export class WatermarkBook {
   readonly #entries = new Map<string, BookEntry>()
@@ -225,9 +226,15 @@ export class WatermarkBook {
 
   /**
    * Through when `sourceKey` was handled by whoever ran it before, as far as the heartbeats say; undefined when
-   * none says anything. `self` (this process) is left out: it knows its own.
+   * none says anything. `self` (this process) is left out: it knows its own. `movedFrom` names the dispatchers
+   * the schedule was moved from (its contract says): a live one's `through` counts too — every tick up to it of
+   * every schedule it ran was handled, and once it gave the schedule up its heartbeats carry the exact point.
    */
-  sinceFor(sourceKey: string, self: { readonly id: string; readonly incarnation: number }): number | undefined {
+  sinceFor(
+    sourceKey: string,
+    self: { readonly id: string; readonly incarnation: number },
+    movedFrom: readonly string[] = []
+  ): number | undefined {
     const now = this.brokerNow()
     if (now === undefined) return undefined
     // A dispatcher that missed two heartbeats is not running anything a new owner could be taking over from:
@@ -242,7 +249,8 @@ export class WatermarkBook {
       if (isStopped) stopped.push(entry)
       else {
         const explicit = parseTime(entry.watermark.exceptions[sourceKey])
-        if (explicit !== undefined) since = Math.min(since ?? explicit, explicit)
+        const at = explicit ?? (movedFrom.includes(entry.id) ? entry.watermark.through : undefined)
+        if (at !== undefined) since = Math.min(since ?? at, at)
       }
     }
     if (stopped.length === 0) return since

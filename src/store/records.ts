@@ -21,6 +21,12 @@ export interface ContractRecord {
   readonly resourceVersion: string
   /** The scheduler leader's epoch: the highest epoch in the log plus one, per new leader. */
   readonly epoch: number
+  /**
+   * A schedule moved here from live or dead dispatchers: the ones that ran it until this placement. The new
+   * owner takes their watermarks for it (their exception for it, else their `through`) even while they live,
+   * so a live move neither skips a tick nor fires the schedule's whole past again.
+   */
+  readonly movedFrom?: readonly string[]
 }
 
 /** `shoal.placements`, key `<sourceKey>`: where a source's vreplicas are, and how many wait for capacity. */

@@ -108,6 +108,23 @@ describe('WatermarkBook', () => {
     assert.equal(b.sinceFor('PingSource/ns/a', self), T - 4_000)
   })
 
+  it('takes the through of a live dispatcher the contract says it moved from, until that one names the schedule', () => {
+    const { b } = book()
+    b.apply({ id: 'dispatcher-0', value: beat('dispatcher-0', 1, T - 800), appendTimeMs: T - 500 })
+    b.apply({ id: 'dispatcher-1', value: beat('dispatcher-1', 1, T - 300), appendTimeMs: T - 200 })
+    // Live, not yet released in a heartbeat: its through (it handled every tick up to there).
+    assert.equal(b.sinceFor('PingSource/ns/a', self, ['dispatcher-0']), T - 800)
+    // Another live dispatcher's through says nothing of a schedule that did not come from it.
+    assert.equal(b.sinceFor('PingSource/ns/a', self), undefined)
+    // Once it gave the schedule up, its heartbeat names the point, lower than its through.
+    b.apply({
+      id: 'dispatcher-0',
+      value: beat('dispatcher-0', 1, T + 1_000, { 'PingSource/ns/a': T - 400 }),
+      appendTimeMs: T + 1_100
+    })
+    assert.equal(b.sinceFor('PingSource/ns/a', self, ['dispatcher-0']), T - 400)
+  })
+
   it('knows nothing before it has read anything, or when nobody stopped and nobody released the schedule', () => {
     const { b, advance } = book()
     assert.equal(b.sinceFor('PingSource/ns/a', self), undefined)
