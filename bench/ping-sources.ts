@@ -22,6 +22,10 @@ import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { DEFAULT_SERVICE_URL_TEMPLATE } from '../src/api/index.ts'
 import { Deliverer } from '../src/delivery/index.ts'
 import type { DeliveryTarget } from '../src/delivery/index.ts'
+import { ContractState } from '../src/dispatcher/contract-state.ts'
+import { MemoryReleaser } from '../src/dispatcher/memory-release.ts'
+import type { MemoryRelease } from '../src/dispatcher/memory-release.ts'
+import { DEFAULT_RELEASE_MEMORY_AFTER } from '../src/dispatcher/ping-source-plane.ts'
 import {
   DEFAULT_TICK_SLICE,
   PingEventBuilder,
@@ -60,6 +64,9 @@ type WorkerMessage =
   | {
       readonly type: 'ready'
       readonly registeredRssMb: number
+      /** RSS once the plane's MemoryReleaser gave back what registering left behind, and how long it paused. */
+      readonly releasedRssMb: number
+      readonly releasePauseMs: number
       readonly heapMb: number
       readonly heapTotalMb: number
       readonly records: number
@@ -84,6 +91,7 @@ type WorkerMessage =
 /** How long a worker idles after registering before its RSS is read. */
 const REGISTERED_IDLE_MS = 10_000
 const mb = (bytes: number) => Math.round(bytes / 1024 / 1024)
+const retained: unknown[] = []
 
 if (values.worker) await runWorker()
 else await runMain()
@@ -97,6 +105,10 @@ async function runWorker(): Promise<void> {
   const deliverer = new Deliverer()
   const table = new ScheduleTable()
   const ledger = new TickLedger()
+  // The dispatcher's contract: a record per schedule as read from its contracts partition, and the plane's view
+  // of it (the PingSource entries).
+  const dispatcherId = `dispatcher-${index}`
+  const contract = new ContractState(dispatcherId)
   // What the plane keeps per PingSource: its PingRecord (read from the stored object, which is then dropped),
   // and for each one it runs an event builder and a delivery target.
   const strings = new StringPool()
@@ -122,16 +134,44 @@ async function runWorker(): Promise<void> {
     records.set(key, record)
     sources.set(key, { builder: new PingEventBuilder(record), target: pingTargetOf(key, record.sink as PingSink) })
     table.set(key, { schedule: record.schedule, creationMs: record.creationMs, latePolicy: 'all' }, now, now)
+    const placement = {
+      dispatcher: dispatcherId,
+      source: key,
+      slot: 'schedule',
+      vreplicas: 1,
+      resourceVersion: String(i),
+      epoch: 1
+    }
+    contract.apply({ offset: BigInt(i), key: `${dispatcherId}/${key}`, value: JSON.parse(JSON.stringify(placement)) })
   }
+  const wanted = new Map([...contract.entries].filter(([key]) => key.startsWith('PingSource/')))
+  // Held for the rest of the run, as the plane holds them (nothing below reads them).
+  retained.push(contract, wanted)
   // Steady state of a dispatcher holding them: a full GC, then idle long enough for V8's memory reducer to give
   // back the pages that registering's garbage (the decoded JSON) grew the heap by.
   globalThis.gc?.()
   await new Promise(resolve => setTimeout(resolve, REGISTERED_IDLE_MS))
   globalThis.gc?.()
   const memory = process.memoryUsage()
+  // Then what the plane does after such a load: its MemoryReleaser gives back what registering left behind.
+  const released = await new Promise<MemoryRelease>(resolve => {
+    // The releaser's timer does not hold a process open; this one does until it has run.
+    const alive = setInterval(() => undefined, 1_000)
+    const releaser = new MemoryReleaser({
+      threshold: DEFAULT_RELEASE_MEMORY_AFTER,
+      quietMs: 1,
+      onRelease: release => {
+        clearInterval(alive)
+        resolve(release)
+      }
+    })
+    releaser.load(records.size + wanted.size)
+  })
   send({
     type: 'ready',
     registeredRssMb: mb(memory.rss),
+    releasedRssMb: mb(released.rssAfter),
+    releasePauseMs: Math.round(released.pauseMs),
     heapMb: mb(memory.heapUsed),
     heapTotalMb: mb(memory.heapTotal),
     records: records.size,
@@ -235,7 +275,7 @@ async function runMain(): Promise<void> {
     const worker = startWorker(self, ['--schedules', String(schedules), '--slow', '0', '--register-only'])
     const ready = await nextMessage(worker.child, 'ready')
     out(
-      `registered ${ready.records} schedules in ${ready.setupMs} ms: RSS ${ready.registeredRssMb} MB (heap ${ready.heapMb} MB used of ${ready.heapTotalMb} MB) after GC and ${REGISTERED_IDLE_MS / 1000} s idle`
+      `registered ${ready.records} schedules in ${ready.setupMs} ms: RSS ${ready.registeredRssMb} MB (heap ${ready.heapMb} MB used of ${ready.heapTotalMb} MB) after GC and ${REGISTERED_IDLE_MS / 1000} s idle; ${ready.releasedRssMb} MB after the plane's memory release (a ${ready.releasePauseMs} ms pause)`
     )
     await worker.exited
     return
@@ -279,7 +319,9 @@ async function runMain(): Promise<void> {
     })
     const ready = await Promise.all(workers.map(w => nextMessage(w.child, 'ready')))
     for (const [d, r] of ready.entries()) {
-      out(`dispatcher ${d}: registered in ${r.setupMs} ms, RSS ${r.registeredRssMb} MB (heap ${r.heapMb} MB)`)
+      out(
+        `dispatcher ${d}: registered in ${r.setupMs} ms, RSS ${r.registeredRssMb} MB (heap ${r.heapMb} MB), ${r.releasedRssMb} MB after the memory release (${r.releasePauseMs} ms pause)`
+      )
     }
     const sinkCpu = process.cpuUsage()
     void sinkCpu

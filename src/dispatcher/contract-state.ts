@@ -52,7 +52,17 @@ export class ContractState {
       return { kind: 'skipped', reason: `record for ${record.dispatcher}/${record.source} under key ${entry.key}` }
     }
     const previous = this.#entries.get(source)
-    this.#entries.set(source, Object.freeze({ ...record }))
+    // Kept for every placement (100,000 schedules on one dispatcher): the strings every record repeats are this
+    // state's own, not a copy per record from its JSON.
+    this.#entries.set(
+      source,
+      Object.freeze({
+        ...record,
+        dispatcher: this.#dispatcherId,
+        source,
+        slot: record.slot === 'consumer' ? 'consumer' : 'schedule'
+      })
+    )
     return previous !== undefined && sameContract(previous, record) ? { kind: 'unchanged' } : { kind: 'changed' }
   }
 

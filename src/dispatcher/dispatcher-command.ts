@@ -15,7 +15,7 @@ import type { DispatcherLog } from './log.ts'
 import { parseDurationFlag } from './duration-flag.ts'
 import { dispatcherDefaultsFromEnv } from './env-defaults.ts'
 import { startKafkaSourcePlane } from './kafka-source-plane.ts'
-import { startPingSourcePlane } from './ping-source-plane.ts'
+import { DEFAULT_RELEASE_MEMORY_AFTER, startPingSourcePlane } from './ping-source-plane.ts'
 import { DEFAULT_LATE_POLICY, isLatePolicy } from '../ping/index.ts'
 import type { LatePolicy } from '../ping/index.ts'
 import { DEFAULT_LIVENESS_TIMEOUT_MS, checkLivenessTimeout } from './liveness.ts'
@@ -24,6 +24,7 @@ const usage = `usage: shoal dispatcher --kafka HOST:PORT[,HOST:PORT…] --id dis
                         [--schedule-capacity ${DEFAULT_SCHEDULE_CAPACITY}] [--prefix shoal] [--liveness-timeout ${DEFAULT_LIVENESS_TIMEOUT_MS / 1000}s] [--buckets 16]
                         [--metrics-port N] [--metrics-source-labels ${DEFAULT_MAX_SOURCE_LABELS}] [--ping-late-ticks ${DEFAULT_LATE_POLICY}|last|none]
                         [--max-connections-per-origin ${DELIVERER_DEFAULTS.maxConnectionsPerOrigin}] [--forbidden-sink-cidrs default|CIDR,…]
+                        [--release-memory-after ${DEFAULT_RELEASE_MEMORY_AFTER}]   (PingSources loaded before giving memory back; 0 never)
                         [--secret-key-file FILE]   (or SHOAL_SECRET_KEY: opens the Secrets of sources' spec.net)
 defaults from the environment: --kafka KAFKA_BOOTSTRAP_SERVERS, --id from POD_NAME or HOSTNAME ending in -N,
 --zone SHOAL_ZONE, --node NODE_NAME`
@@ -42,6 +43,8 @@ export type DispatcherArgs = Omit<DispatcherOptions, 'log' | 'signal'> & {
   readonly forbiddenSinkCidrs?: readonly string[]
   /** Missed PingSource ticks a schedule that comes here fires, unless its annotation says (default all). */
   readonly pingLateTicks?: LatePolicy
+  /** PingSources read or started before the plane gives the memory back (PingSourcePlaneOptions). */
+  readonly releaseMemoryAfter?: number
   /** `--secret-key-file` or SHOAL_SECRET_KEY: opens the Secrets sources' `spec.net` refers to. */
   readonly secretKey?: SecretKey
 }
@@ -116,6 +119,7 @@ export async function runDispatcherCommand(argv: readonly string[]): Promise<num
       serviceUrlTemplate: process.env['SHOAL_SERVICE_URL_TEMPLATE'] ?? DEFAULT_SERVICE_URL_TEMPLATE,
       deliverer: plane.deliverer,
       ...(options.pingLateTicks === undefined ? {} : { latePolicy: options.pingLateTicks }),
+      ...(options.releaseMemoryAfter === undefined ? {} : { releaseMemoryAfter: options.releaseMemoryAfter }),
       log
     })
     process.stdout.write(
@@ -187,6 +191,7 @@ export function parseDispatcherArgs(
         'forbidden-sink-cidrs': { type: 'string' },
         'ping-late-ticks': { type: 'string' },
         'max-connections-per-origin': { type: 'string' },
+        'release-memory-after': { type: 'string' },
         'secret-key-file': { type: 'string' },
         help: { type: 'boolean', short: 'h' }
       },
@@ -237,6 +242,10 @@ export function parseDispatcherArgs(
     values['max-connections-per-origin'] === undefined
       ? undefined
       : count('--max-connections-per-origin', values['max-connections-per-origin'], 1)
+  const releaseMemoryAfter =
+    values['release-memory-after'] === undefined
+      ? undefined
+      : count('--release-memory-after', values['release-memory-after'], 0)
   if (values.prefix !== undefined) {
     try {
       storeNames(values.prefix)
@@ -290,6 +299,7 @@ export function parseDispatcherArgs(
     ...(maxConnectionsPerOrigin === undefined ? {} : { maxConnectionsPerOrigin }),
     ...(forbiddenSinkCidrs === undefined ? {} : { forbiddenSinkCidrs }),
     ...(pingLateTicks === undefined ? {} : { pingLateTicks }),
+    ...(releaseMemoryAfter === undefined ? {} : { releaseMemoryAfter }),
     ...(secretKey === undefined ? {} : { secretKey })
   }
 }

@@ -21,6 +21,7 @@ import type { ContractRecord, StoredObject } from '../store/index.ts'
 import type { RunningDispatcher } from './dispatcher.ts'
 import { INCARNATION_HEADER } from './incarnation.ts'
 import type { DispatcherLog } from './log.ts'
+import { MemoryReleaser } from './memory-release.ts'
 
 export interface PingSourcePlaneOptions {
   /** The Kafka that holds Shoal's store. */
@@ -37,6 +38,12 @@ export interface PingSourcePlaneOptions {
   readonly latePolicy?: LatePolicy
   /** Under `all`, the most missed ticks of one schedule fired in one go (default 100). */
   readonly maxLateTicks?: number
+  /**
+   * After this many PingSources read or started, the plane gives the memory the load left behind back to the
+   * system once loading has been quiet for a while and no tick is due soon (see MemoryReleaser). Default
+   * 1,000; 0 never.
+   */
+  readonly releaseMemoryAfter?: number
   readonly log: DispatcherLog
   /** Wall clock, epoch ms (default Date.now). */
   readonly now?: () => number
@@ -53,6 +60,10 @@ interface Running {
 const RELEASE_HOLD_MS = 60_000
 /** How long a closing plane lets deliveries in flight finish before it aborts them (they are fired again). */
 const CLOSE_DRAIN_MS = 2_000
+/** The default of PingSourcePlaneOptions.releaseMemoryAfter. */
+export const DEFAULT_RELEASE_MEMORY_AFTER = 1_000
+/** A memory release pauses the event loop: not when a tick is due sooner than this. */
+const RELEASE_CLEARANCE_MS = 2_000
 
 /**
  * The PingSource data plane of one dispatcher: the schedules in its contract in one ScheduleTable with one
@@ -77,6 +88,7 @@ export class PingSourcePlane {
   readonly #sources = new Map<string, Running>()
   readonly #warned = new Set<string>()
   readonly #feeder: TickFeeder
+  readonly #memory: MemoryReleaser
   // Deliveries handed to the Deliverer and not settled; close() waits for them to reach zero.
   #inFlight = 0
   #drained: Array<() => void> = []
@@ -96,6 +108,19 @@ export class PingSourcePlane {
     this.#table = new ScheduleTable(options.maxLateTicks === undefined ? {} : { maxLateTicks: options.maxLateTicks })
     this.#timer = new TickTimer({ table: this.#table, now: this.#now, onFiring: firing => this.#fire(firing) })
     this.#feeder = new TickFeeder({ handOut: tick => this.#deliver(tick) })
+    this.#memory = new MemoryReleaser({
+      threshold: options.releaseMemoryAfter ?? DEFAULT_RELEASE_MEMORY_AFTER,
+      canPause: () => {
+        const next = this.#table.nextTime()
+        return this.#feeder.pending === 0 && (next === undefined || next - this.#now() > RELEASE_CLEARANCE_MS)
+      },
+      onRelease: release =>
+        options.log('info', 'released the memory left by loading PingSources', {
+          records: release.records,
+          pauseMs: Math.round(release.pauseMs),
+          rssMb: { before: Math.round(release.rssBefore / 2 ** 20), after: Math.round(release.rssAfter / 2 ** 20) }
+        })
+    })
     this.#resourcesTailer = new LogTailer({
       connection: { brokers: options.brokers, clientId: `shoal-${options.dispatcherId}-ping-resources` },
       topics: [names.resourcesTopic],
@@ -152,6 +177,7 @@ export class PingSourcePlane {
     this.#closed = true
     this.#running = false
     this.#timer.stop()
+    this.#memory.close()
     await this.#applying
     let timer: NodeJS.Timeout | undefined
     await Promise.race([
@@ -175,6 +201,7 @@ export class PingSourcePlane {
       const object = (decoded.value as { object: StoredObject }).object
       const options = { serviceUrlTemplate: this.#options.serviceUrlTemplate, strings: this.#strings }
       this.#resources.set(key, pingRecordOf(object, Number(record.offset), options))
+      this.#memory.load(1)
     }
     if (this.#wanted.has(key)) this.#schedule()
   }
@@ -240,6 +267,7 @@ export class PingSourcePlane {
         const since = this.#ledger.reclaim(key) ?? this.#sinceFor(key, record, this.#wanted.get(key)?.movedFrom) ?? at
         this.#start(key, record, version, since, at)
       }
+      this.#memory.load(fresh.length)
     }
     if (this.#paused) this.#resume()
     this.#timer.start()

@@ -35,7 +35,9 @@ describe('shoal dispatcher arguments', () => {
           '--liveness-timeout',
           '3s',
           '--max-connections-per-origin',
-          '4096'
+          '4096',
+          '--release-memory-after',
+          '0'
         ],
         {}
       ),
@@ -48,7 +50,8 @@ describe('shoal dispatcher arguments', () => {
         scheduleCapacity: 50,
         prefix: 'p',
         livenessTimeoutMs: 3000,
-        maxConnectionsPerOrigin: 4096
+        maxConnectionsPerOrigin: 4096,
+        releaseMemoryAfter: 0
       }
     )
   })
@@ -86,6 +89,7 @@ describe('shoal dispatcher arguments', () => {
       [[...required, '--id', 'Dispatcher/3'], /--id "Dispatcher\/3"/],
       [[...required, '--prefix', 'a b'], /--prefix:/],
       [[...required, '--max-connections-per-origin', '0'], /--max-connections-per-origin must be an integer >= 1/],
+      [[...required, '--release-memory-after', 'lots'], /--release-memory-after must be an integer >= 0, not "lots"/],
       [[...required, '--bogus'], /Unknown option '--bogus'/]
     ]
     for (const [argv, message] of cases) {
