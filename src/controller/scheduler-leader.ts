@@ -19,6 +19,7 @@ import { sourceNet } from './source-net.ts'
 import type { SourceNet } from './source-net.ts'
 import type {
   ContractRecord,
+  MovedFrom,
   PlacementsRecord,
   ResourceStore,
   ScaleRecord,
@@ -593,7 +594,13 @@ export class LeaderTerm {
       for (const p of placements) {
         const current = this.#contracts.get(contractKey(p.podName, key))
         if (current?.vreplicas === p.vreplicas && current.resourceVersion === entry.resourceVersion) continue
-        const movedFrom = slot === 'schedule' && !oldContracts.has(p.podName) && left.length > 0 ? left : undefined
+        // A new holder gets the chain; a holder's own contract rewritten (a new resourceVersion) keeps it.
+        const movedFrom =
+          slot !== 'schedule'
+            ? undefined
+            : !oldContracts.has(p.podName)
+              ? movedChain(left, now, d => this.#contracts.get(contractKey(d, key))?.movedFrom)
+              : current?.movedFrom
         const contract: ContractRecord = {
           dispatcher: p.podName,
           source: key,
@@ -601,7 +608,7 @@ export class LeaderTerm {
           vreplicas: p.vreplicas,
           resourceVersion: entry.resourceVersion,
           epoch: this.#epoch,
-          ...(movedFrom ? { movedFrom } : {})
+          ...(movedFrom && movedFrom.length > 0 ? { movedFrom } : {})
         }
         messages.push({
           topic: names.contractsTopic,
@@ -651,6 +658,28 @@ export class LeaderTerm {
     for (const key of this.#placements.keys()) this.#dirty.add(key)
     this.#schedulePass(1_000)
   }
+}
+
+/** At most this many dispatchers a schedule left are carried in its contract. */
+const MOVED_CHAIN = 8
+
+/**
+ * The dispatchers a schedule leaves now (`left`, at `now`), then those each of them had just got it from: a
+ * dispatcher that never started the schedule knows nothing of it, so its predecessors' watermarks must travel on.
+ * Newest first, one entry per dispatcher.
+ */
+export function movedChain(
+  left: readonly string[],
+  now: string,
+  previous: (dispatcher: string) => readonly MovedFrom[] | undefined
+): MovedFrom[] {
+  const chain: MovedFrom[] = left.map(dispatcher => ({ dispatcher, at: now }))
+  for (const dispatcher of left) {
+    for (const earlier of previous(dispatcher) ?? []) {
+      if (!chain.some(m => m.dispatcher === earlier.dispatcher)) chain.push(earlier)
+    }
+  }
+  return chain.slice(0, MOVED_CHAIN)
 }
 
 /** Puts written records into a map of the log's state: null is a tombstone. */

@@ -4,6 +4,7 @@ import type { LogRecord } from '../kafka/index.ts'
 import {
   DEFAULT_LATE_POLICY,
   PingEventBuilder,
+  RELEASE_HOLD_MS,
   ScheduleTable,
   StringPool,
   TickFeeder,
@@ -56,8 +57,6 @@ interface Running {
   readonly target: DeliveryTarget | undefined
 }
 
-/** How long a schedule this dispatcher gave up stays in its heartbeats' exceptions, for its next owner. */
-const RELEASE_HOLD_MS = 60_000
 /** How long a closing plane lets deliveries in flight finish before it aborts them (they are fired again). */
 const CLOSE_DRAIN_MS = 2_000
 /** The default of PingSourcePlaneOptions.releaseMemoryAfter. */
@@ -158,7 +157,7 @@ export class PingSourcePlane {
     for (const key of this.#wanted.keys()) {
       if (this.#sources.has(key)) continue
       // In its contract, not running yet: whoever comes next must not take `through` for it.
-      pending.set(key, this.#sinceFor(key, this.#resources.get(key), this.#wanted.get(key)?.movedFrom) ?? 0)
+      pending.set(key, this.#sinceFor(key, this.#resources.get(key), this.#wanted.get(key)) ?? 0)
     }
     return compactWatermark(through, this.#ledger.exceptions(through, this.#now(), pending))
   }
@@ -264,7 +263,7 @@ export class PingSourcePlane {
       const at = this.#now()
       for (const [key, record, version] of fresh) {
         if (!this.#wanted.has(key) || this.#sources.has(key)) continue
-        const since = this.#ledger.reclaim(key) ?? this.#sinceFor(key, record, this.#wanted.get(key)?.movedFrom) ?? at
+        const since = this.#ledger.reclaim(key) ?? this.#sinceFor(key, record, this.#wanted.get(key)) ?? at
         this.#start(key, record, version, since, at)
       }
       this.#memory.load(fresh.length)
@@ -276,8 +275,9 @@ export class PingSourcePlane {
 
   // Through when the schedule was handled before it came here: its previous owner's watermark, else (never
   // fired anywhere) just before its creation — a tick that fell while it was being placed is not lost.
-  #sinceFor(key: string, record: PingRecord | undefined, movedFrom?: readonly string[]): number | undefined {
+  #sinceFor(key: string, record: PingRecord | undefined, contract: ContractRecord | undefined): number | undefined {
     const self = { id: this.#options.dispatcherId, incarnation: this.#options.incarnation }
+    const movedFrom = (contract?.movedFrom ?? []).map(m => ({ dispatcher: m.dispatcher, atMs: Date.parse(m.at) }))
     const fromBook = this.#book.sinceFor(key, self, movedFrom)
     if (fromBook !== undefined) return fromBook
     const created = record === undefined ? Number.NaN : record.creationMs

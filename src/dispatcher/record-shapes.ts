@@ -34,9 +34,16 @@ export function checkContractRecord(value: unknown): Checked<ContractRecord> {
     stringField(value, 'resourceVersion') ??
     integerField(value, 'epoch', 0) ??
     (value['movedFrom'] === undefined ||
-    (Array.isArray(value['movedFrom']) && value['movedFrom'].every(d => typeof d === 'string'))
+    (Array.isArray(value['movedFrom']) &&
+      value['movedFrom'].every(
+        (m: unknown) =>
+          isObject(m) &&
+          typeof m['dispatcher'] === 'string' &&
+          typeof m['at'] === 'string' &&
+          Number.isFinite(Date.parse(m['at']))
+      ))
       ? undefined
-      : 'movedFrom: not a list of dispatcher ids')
+      : 'movedFrom: not a list of {dispatcher, at}')
   if (problem !== undefined) return invalid(problem)
   return { kind: 'ok', record: value as unknown as ContractRecord }
 }

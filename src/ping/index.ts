@@ -21,5 +21,12 @@ export { DEFAULT_TICK_SLICE, TickFeeder } from './tick-feeder.ts'
 export type { TickFeederOptions } from './tick-feeder.ts'
 export { TickTimer } from './tick-timer.ts'
 export type { TickTimerOptions } from './tick-timer.ts'
-export { DEFAULT_MAX_EXCEPTIONS, TickLedger, WatermarkBook, compactWatermark, readWatermark } from './watermark.ts'
+export {
+  DEFAULT_MAX_EXCEPTIONS,
+  RELEASE_HOLD_MS,
+  TickLedger,
+  WatermarkBook,
+  compactWatermark,
+  readWatermark
+} from './watermark.ts'
 export type { ScheduleWatermark, WatermarkBookOptions, WatermarkUpdate } from './watermark.ts'

@@ -14,6 +14,14 @@ export interface ScheduleWatermark {
 /** Exceptions a heartbeat carries at most; beyond them `through` is lowered, so the record stays small. */
 export const DEFAULT_MAX_EXCEPTIONS = 2_000
 
+/** How long a dispatcher that gave a schedule up keeps its final watermark in its heartbeats, for its next owner. */
+export const RELEASE_HOLD_MS = 60_000
+/**
+ * A live dispatcher a schedule moved from speaks for it through its `through` in heartbeats appended up to this
+ * long after the move (on the broker's clock, the move on the scheduler leader's): the hold, less room for skew.
+ */
+const MOVER_TRUST_MS = RELEASE_HOLD_MS - 10_000
+
 /**
  * The compact watermark of a dispatcher: `through`, plus one exception per schedule handled less far. With
  * more than `maxExceptions`, the lowest are kept and `through` drops to the lowest one left out — a new owner
@@ -227,13 +235,14 @@ export class WatermarkBook {
   /**
    * Through when `sourceKey` was handled by whoever ran it before, as far as the heartbeats say; undefined when
    * none says anything. `self` (this process) is left out: it knows its own. `movedFrom` names the dispatchers
-   * the schedule was moved from (its contract says): a live one's `through` counts too — every tick up to it of
-   * every schedule it ran was handled, and once it gave the schedule up its heartbeats carry the exact point.
+   * the schedule was moved from and when (its contract says): a live one's exception for it counts, and so does
+   * its `through` in a heartbeat from before the release hold could have run out — until it gave the schedule up
+   * every tick up to `through` was handled, and for RELEASE_HOLD_MS after, its heartbeats name the exact point.
    */
   sinceFor(
     sourceKey: string,
     self: { readonly id: string; readonly incarnation: number },
-    movedFrom: readonly string[] = []
+    movedFrom: ReadonlyArray<{ readonly dispatcher: string; readonly atMs: number }> = []
   ): number | undefined {
     const now = this.brokerNow()
     if (now === undefined) return undefined
@@ -248,8 +257,11 @@ export class WatermarkBook {
         entry.left || entry.incarnation < (this.#highest.get(entry.id) ?? 0) || now - entry.lastSeen > staleAfter
       if (isStopped) stopped.push(entry)
       else {
-        const explicit = parseTime(entry.watermark.exceptions[sourceKey])
-        const at = explicit ?? (movedFrom.includes(entry.id) ? entry.watermark.through : undefined)
+        let at = parseTime(entry.watermark.exceptions[sourceKey])
+        const moved = at === undefined ? movedFrom.find(m => m.dispatcher === entry.id) : undefined
+        // Its `through` speaks for the schedule only while a release of it would still be in its heartbeats:
+        // a heartbeat before the release had the schedule in hand, one within the hold names it.
+        if (moved !== undefined && entry.lastSeen < moved.atMs + MOVER_TRUST_MS) at = entry.watermark.through
         if (at !== undefined) since = Math.min(since ?? at, at)
       }
     }

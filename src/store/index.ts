@@ -21,6 +21,7 @@ export type {
   ContractRecord,
   DeliveryErrorRecord,
   MemberRecord,
+  MovedFrom,
   PlacementsRecord,
   ScaleRecord,
   SlotKind

@@ -22,11 +22,18 @@ export interface ContractRecord {
   /** The scheduler leader's epoch: the highest epoch in the log plus one, per new leader. */
   readonly epoch: number
   /**
-   * A schedule moved here from live or dead dispatchers: the ones that ran it until this placement. The new
-   * owner takes their watermarks for it (their exception for it, else their `through`) even while they live,
-   * so a live move neither skips a tick nor fires the schedule's whole past again.
+   * A schedule that changed hands: the dispatchers it left, newest first, each with when it left (the scheduler
+   * leader's clock) — the last one and, when it had itself just come from others, theirs (at most 8). The new
+   * owner takes their watermarks for it even while they live: their exception for it, else their `through`
+   * while their heartbeat is recent enough to still carry the release (docs/ping-source.md#missed-ticks).
    */
-  readonly movedFrom?: readonly string[]
+  readonly movedFrom?: readonly MovedFrom[]
+}
+
+/** A dispatcher a schedule left, and when (ISO-8601). */
+export interface MovedFrom {
+  readonly dispatcher: string
+  readonly at: string
 }
 
 /** `shoal.placements`, key `<sourceKey>`: where a source's vreplicas are, and how many wait for capacity. */

@@ -110,10 +110,11 @@ describe('WatermarkBook', () => {
 
   it('takes the through of a live dispatcher the contract says it moved from, until that one names the schedule', () => {
     const { b } = book()
+    const moved = [{ dispatcher: 'dispatcher-0', atMs: T - 600 }]
     b.apply({ id: 'dispatcher-0', value: beat('dispatcher-0', 1, T - 800), appendTimeMs: T - 500 })
     b.apply({ id: 'dispatcher-1', value: beat('dispatcher-1', 1, T - 300), appendTimeMs: T - 200 })
     // Live, not yet released in a heartbeat: its through (it handled every tick up to there).
-    assert.equal(b.sinceFor('PingSource/ns/a', self, ['dispatcher-0']), T - 800)
+    assert.equal(b.sinceFor('PingSource/ns/a', self, moved), T - 800)
     // Another live dispatcher's through says nothing of a schedule that did not come from it.
     assert.equal(b.sinceFor('PingSource/ns/a', self), undefined)
     // Once it gave the schedule up, its heartbeat names the point, lower than its through.
@@ -122,7 +123,38 @@ describe('WatermarkBook', () => {
       value: beat('dispatcher-0', 1, T + 1_000, { 'PingSource/ns/a': T - 400 }),
       appendTimeMs: T + 1_100
     })
-    assert.equal(b.sinceFor('PingSource/ns/a', self, ['dispatcher-0']), T - 400)
+    assert.equal(b.sinceFor('PingSource/ns/a', self, moved), T - 400)
+  })
+
+  it("does not take a live mover's through once its release may have left its heartbeats", () => {
+    const { b } = book()
+    const moved = [{ dispatcher: 'dispatcher-0', atMs: T }]
+    // It released the schedule at T + 100, and its heartbeats carried that for the hold; this one, 70 s on, no
+    // longer does: its through is past ticks nobody fired.
+    b.apply({ id: 'dispatcher-0', value: beat('dispatcher-0', 1, T + 70_000), appendTimeMs: T + 70_100 })
+    assert.equal(b.sinceFor('PingSource/ns/a', self, moved), undefined)
+    // Within the hold, the release is there and wins.
+    const { b: early } = book()
+    early.apply({
+      id: 'dispatcher-0',
+      value: beat('dispatcher-0', 1, T + 30_000, { 'PingSource/ns/a': T + 100 }),
+      appendTimeMs: T + 30_100
+    })
+    assert.equal(early.sinceFor('PingSource/ns/a', self, moved), T + 100)
+  })
+
+  it('goes back along a chain of moves: a mover that never started the schedule does not hide the one before', () => {
+    const { b } = book()
+    // Moved 0 → 1 at T, then 1 → 9 at T + 1 s, before dispatcher-1 started it and before dispatcher-0's heartbeat
+    // with its release (at T + 100) was out: dispatcher-0's last word is a heartbeat from T + 50, schedule in hand.
+    const moved = [
+      { dispatcher: 'dispatcher-1', atMs: T + 1_000 },
+      { dispatcher: 'dispatcher-0', atMs: T }
+    ]
+    b.apply({ id: 'dispatcher-0', value: beat('dispatcher-0', 1, T + 50), appendTimeMs: T + 60 })
+    b.apply({ id: 'dispatcher-1', value: beat('dispatcher-1', 1, T + 1_500), appendTimeMs: T + 1_600 })
+    assert.equal(b.sinceFor('PingSource/ns/a', self, moved), T + 50)
+    assert.equal(b.sinceFor('PingSource/ns/a', self, moved.slice(0, 1)), T + 1_500, 'the last mover alone would skip')
   })
 
   it('knows nothing before it has read anything, or when nobody stopped and nobody released the schedule', () => {
