@@ -40,6 +40,7 @@ export class MemoryReleaser {
   readonly #quietMs: number
   #loaded = 0
   #timer: NodeJS.Timeout | undefined
+  #armedFor = 0
   #closed = false
 
   constructor(options: MemoryReleaserOptions) {
@@ -59,7 +60,10 @@ export class MemoryReleaser {
   load(count: number): void {
     if (this.#closed || count <= 0 || this.#options.threshold === 0) return
     this.#loaded += count
-    if (this.#loaded >= this.#options.threshold) this.#arm(this.#quietMs)
+    if (this.#loaded < this.#options.threshold) return
+    // A load of 100,000 calls this 100,000 times: the quiet timer is restarted, not replaced.
+    if (this.#timer !== undefined && this.#armedFor === this.#quietMs) this.#timer.refresh()
+    else this.#arm(this.#quietMs)
   }
 
   close(): void {
@@ -70,6 +74,7 @@ export class MemoryReleaser {
 
   #arm(ms: number): void {
     clearTimeout(this.#timer)
+    this.#armedFor = ms
     this.#timer = setTimeout(() => this.#release(), ms)
     this.#timer.unref()
   }

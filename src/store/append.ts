@@ -35,7 +35,7 @@ export async function appendInTransaction(producer: Producer, records: readonly 
     return records.map(r => {
       const at = `${r.topic}/${r.partition}`
       const offset = next.get(at)
-      if (offset === undefined) return -1n
+      if (offset === undefined) throw new Error(`the broker's answer has no offset for ${at}`)
       next.set(at, offset + 1n)
       return offset
     })
