@@ -62,15 +62,22 @@ export async function createTopic(
 }
 
 /**
- * The first `count` items of a consumer stream, then closes it. Fails after `timeoutMs` naming what did arrive,
- * rather than hanging until the test runner's timeout.
+ * The first `count` distinct items of a consumer stream, then closes it: a consumer group may hand a record out
+ * again (a rebalance while it joins restarts a partition from its committed or initial offset), so items are told
+ * apart by `identity` (default: the record's partition and offset) and a repeat is dropped. Fails after
+ * `timeoutMs` naming what did arrive, rather than hanging until the test runner's timeout.
  */
 export async function take<T>(
   stream: AsyncIterable<T> & { close(): Promise<void> },
   count: number,
-  timeoutMs = 30_000
+  timeoutMs = 30_000,
+  identity: (item: T) => string = item => {
+    const record = item as { partition?: unknown; offset?: unknown }
+    return `${String(record.partition)}/${String(record.offset)}`
+  }
 ): Promise<T[]> {
   const items: T[] = []
+  const seen = new Set<string>()
   let timedOut = false
   const timer = setTimeout(() => {
     timedOut = true
@@ -78,6 +85,9 @@ export async function take<T>(
   }, timeoutMs)
   try {
     for await (const item of stream) {
+      const id = identity(item)
+      if (seen.has(id)) continue
+      seen.add(id)
       items.push(item)
       if (items.length >= count) break
     }
