@@ -162,21 +162,46 @@ describe('PingSource end to end, one dispatcher', () => {
   })
 })
 
+/** Every second from the first tick delivered to the last that is not among them. */
+function missingSeconds(delivered: readonly Received[]): string[] {
+  const times = new Set(delivered.map(r => Date.parse(String(r.headers['ce-time']))))
+  const lost: string[] = []
+  for (let t = Math.min(...times); t <= Math.max(...times); t += 1000)
+    if (!times.has(t)) lost.push(new Date(t).toISOString())
+  return lost
+}
+
+/** A controller, two dispatchers in two zones, and a PingSource `tick` firing every second, placed. */
+async function tickingOnTwoDispatchers(name: string) {
+  const sink = await startSink()
+  const prefix = uniquePrefix(name)
+  const controller = await startControllerProcess(prefix, LIVENESS)
+  const dispatchers = new Map<string, DispatcherProcess>()
+  const stop = async () => {
+    await controller.stop()
+    await Promise.all([...dispatchers.values()].map(d => d.stop()))
+    await sink.close()
+  }
+  try {
+    for (const [id, zone] of [
+      ['dispatcher-0', 'a'],
+      ['dispatcher-1', 'b']
+    ] as const) {
+      dispatchers.set(id, await startDispatcherProcess(prefix, id, zone, `${zone}-1`, 10, LIVENESS))
+    }
+    await create(controller, manifest('tick', `  schedule: "* * * * * *"\n  sink: {uri: "${sink.url}/tick"}\n`))
+    const owner = await eventually(() => placementOf(controller, 'tick'), 60_000, 'the schedule placed')
+    return { sink, controller, dispatchers, owner, stop }
+  } catch (error) {
+    await stop()
+    throw error
+  }
+}
+
 describe('PingSource failover', () => {
   it('SIGKILL of the dispatcher running a schedule: it moves, and the ticks of the gap arrive late and marked', async () => {
-    const sink = await startSink()
-    const prefix = uniquePrefix('ping-kill')
-    const controller = await startControllerProcess(prefix, LIVENESS)
-    const dispatchers = new Map<string, DispatcherProcess>()
+    const { sink, controller, dispatchers, owner, stop } = await tickingOnTwoDispatchers('ping-kill')
     try {
-      for (const [id, zone] of [
-        ['dispatcher-0', 'a'],
-        ['dispatcher-1', 'b']
-      ] as const) {
-        dispatchers.set(id, await startDispatcherProcess(prefix, id, zone, `${zone}-1`, 10, LIVENESS))
-      }
-      await create(controller, manifest('tick', `  schedule: "* * * * * *"\n  sink: {uri: "${sink.url}/tick"}\n`))
-      const owner = await eventually(() => placementOf(controller, 'tick'), 60_000, 'the schedule placed')
       await eventually(async () => (sink.delivered('/tick').length >= 3 ? true : undefined), 60_000, 'ticks flowing')
       const killedAt = Date.now()
       await dispatchers.get(owner)!.stop('SIGKILL')
@@ -200,17 +225,10 @@ describe('PingSource failover', () => {
       )
       // The new owner's late ticks are sent while its on-time ones start: wait until none of them is still on its
       // way, i.e. no second is missing from the first tick to the last. A lost tick never arrives and fails here.
-      const holes = (delivered: readonly Received[]) => {
-        const times = new Set(delivered.map(r => Date.parse(String(r.headers['ce-time']))))
-        const lost: string[] = []
-        for (let t = Math.min(...times); t <= Math.max(...times); t += 1000)
-          if (!times.has(t)) lost.push(new Date(t).toISOString())
-        return lost
-      }
       const delivered = await eventually(
         async () => {
           const now = sink.delivered('/tick')
-          const lost = holes(now)
+          const lost = missingSeconds(now)
           if (lost.length > 0) throw new Error(`seconds missing: ${lost.join(' ')}`)
           return now
         },
@@ -218,7 +236,7 @@ describe('PingSource failover', () => {
         'every second from the first tick to the last at the sink'
       )
       const times = new Set(delivered.map(r => Date.parse(String(r.headers['ce-time']))))
-      assert.deepEqual(holes(delivered), [], 'every second from the first tick to the last reached the sink')
+      assert.deepEqual(missingSeconds(delivered), [], 'every second from the first tick to the last reached the sink')
       const gap = delivered.filter(r => {
         const t = Date.parse(String(r.headers['ce-time']))
         return t > killedAt && t < resumedAt
@@ -237,28 +255,15 @@ describe('PingSource failover', () => {
             .join(' ')
       )
     } finally {
-      await controller.stop()
-      await Promise.all([...dispatchers.values()].map(d => d.stop()))
-      await sink.close()
+      await stop()
     }
   })
 })
 
 describe('PingSource moved between live dispatchers', () => {
   it('a cordon moves the schedule; the new owner goes on from the old one, neither skipping a tick nor refiring its past', async () => {
-    const sink = await startSink()
-    const prefix = uniquePrefix('ping-move')
-    const controller = await startControllerProcess(prefix, LIVENESS)
-    const dispatchers = new Map<string, DispatcherProcess>()
+    const { sink, controller, dispatchers, owner, stop } = await tickingOnTwoDispatchers('ping-move')
     try {
-      for (const [id, zone] of [
-        ['dispatcher-0', 'a'],
-        ['dispatcher-1', 'b']
-      ] as const) {
-        dispatchers.set(id, await startDispatcherProcess(prefix, id, zone, `${zone}-1`, 10, LIVENESS))
-      }
-      await create(controller, manifest('tick', `  schedule: "* * * * * *"\n  sink: {uri: "${sink.url}/tick"}\n`))
-      const owner = await eventually(() => placementOf(controller, 'tick'), 60_000, 'the schedule placed')
       // Long enough that its first ticks are many heartbeats in the past when it moves.
       await eventually(async () => (sink.delivered('/tick').length >= 8 ? true : undefined), 60_000, 'ticks flowing')
       const first = sink
@@ -298,10 +303,7 @@ describe('PingSource moved between live dispatchers', () => {
       const delivered = await eventually(
         async () => {
           const now = sink.delivered('/tick')
-          const times = new Set(now.map(r => Date.parse(String(r.headers['ce-time']))))
-          const lost: string[] = []
-          for (let t = Math.min(...times); t <= Math.max(...times); t += 1000)
-            if (!times.has(t)) lost.push(new Date(t).toISOString())
+          const lost = missingSeconds(now)
           if (lost.length > 0) throw new Error(`seconds missing: ${lost.join(' ')}`)
           return now
         },
@@ -319,9 +321,7 @@ describe('PingSource moved between live dispatchers', () => {
       const resent = delivered.length - new Set(delivered.map(r => r.headers['ce-id'])).size
       console.log(`# moved ${owner} → ${other}: ${delivered.length} deliveries, ${resent} resent (same id)`)
     } finally {
-      await controller.stop()
-      await Promise.all([...dispatchers.values()].map(d => d.stop()))
-      await sink.close()
+      await stop()
     }
   })
 })
