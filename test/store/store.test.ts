@@ -4,6 +4,7 @@ import { Producer } from '@platformatic/kafka'
 import { LogTailer, ensureTopics } from '../../src/kafka/index.ts'
 import type { LogRecord } from '../../src/kafka/index.ts'
 import { BucketWriter, ResourceStore, bucketOf, storeNames, storeTopics } from '../../src/store/index.ts'
+import { ResourceView } from '../../src/store/resource-view.ts'
 import { brokers, eventually, uniquePrefix } from '../helpers/controllers.ts'
 
 const connection = (id: string) => ({ brokers: brokers().split(','), clientId: id })
@@ -47,6 +48,24 @@ describe('the log tailer', () => {
   })
 })
 
+/** A fresh prefix's store topics with `buckets` partitions, and a view of them kept by a started tailer. */
+async function storeOnTopics(tag: string, buckets: number) {
+  const names = storeNames(uniquePrefix(tag))
+  await ensureTopics(connection(`${tag}-admin`), storeTopics(names, buckets))
+  const view = new ResourceView({
+    resources: names.resourcesTopic,
+    status: names.statusTopic,
+    controllers: names.controllersTopic
+  })
+  const tailer = new LogTailer({
+    connection: connection(`${tag}-tail`),
+    topics: [names.resourcesTopic, names.statusTopic],
+    onRecord: r => view.apply(r)
+  })
+  await tailer.start()
+  return { names, view, tailer }
+}
+
 describe('the bucket writer', () => {
   const cleanup: Array<() => Promise<void>> = []
   after(async () => {
@@ -54,21 +73,7 @@ describe('the bucket writer', () => {
   })
 
   it('is fenced when a new owner opens its bucket: the former owner cannot append', async () => {
-    const prefix = uniquePrefix('fence')
-    const names = storeNames(prefix)
-    await ensureTopics(connection('fence-admin'), storeTopics(names, 2))
-    const { ResourceView } = await import('../../src/store/resource-view.ts')
-    const view = new ResourceView({
-      resources: names.resourcesTopic,
-      status: names.statusTopic,
-      controllers: names.controllersTopic
-    })
-    const tailer = new LogTailer({
-      connection: connection('fence-tail'),
-      topics: [names.resourcesTopic, names.statusTopic],
-      onRecord: r => view.apply(r)
-    })
-    await tailer.start()
+    const { names, view, tailer } = await storeOnTopics('fence', 2)
     cleanup.push(() => tailer.close())
     const key = (name: string) => `KafkaSource/default/${name}`
     const object = (name: string) => ({
@@ -110,21 +115,7 @@ describe('the bucket writer', () => {
 
 describe('the bucket writer under concurrent writes', () => {
   it('carries writes that arrive together in shared transactions, each checked in arrival order', async () => {
-    const prefix = uniquePrefix('group')
-    const names = storeNames(prefix)
-    await ensureTopics(connection('group-admin'), storeTopics(names, 1))
-    const { ResourceView } = await import('../../src/store/resource-view.ts')
-    const view = new ResourceView({
-      resources: names.resourcesTopic,
-      status: names.statusTopic,
-      controllers: names.controllersTopic
-    })
-    const tailer = new LogTailer({
-      connection: connection('group-tail'),
-      topics: [names.resourcesTopic, names.statusTopic],
-      onRecord: r => view.apply(r)
-    })
-    await tailer.start()
+    const { names, view, tailer } = await storeOnTopics('group', 1)
     const writer = new BucketWriter({
       connection: connection('group-w'),
       names,
