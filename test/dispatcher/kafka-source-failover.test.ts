@@ -6,7 +6,7 @@ import { describe, it } from 'node:test'
 import { Producer } from '@platformatic/kafka'
 import { ensureTopics } from '../../src/kafka/index.ts'
 import { brokers, eventually, http, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
-import { startDispatcherProcess } from '../helpers/dispatchers.ts'
+import { startZonedDispatchers } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
 
 const KS = '/apis/sources.knative.dev/v1beta1/namespaces/default/kafkasources'
@@ -35,12 +35,7 @@ describe('a dispatcher SIGKILLed mid-stream', () => {
     const dispatchers = new Map<string, DispatcherProcess>()
     const producer = new Producer({ clientId: 'kill', bootstrapBrokers: brokers().split(','), idempotent: true })
     try {
-      for (const [id, zone] of [
-        ['dispatcher-0', 'a'],
-        ['dispatcher-1', 'b']
-      ] as const) {
-        dispatchers.set(id, await startDispatcherProcess(prefix, id, zone, `${zone}-1`, 10, LIVENESS))
-      }
+      await startZonedDispatchers(prefix, dispatchers, 2, 10, LIVENESS)
       await http(
         'POST',
         `${controller.url}${KS}`,

@@ -71,3 +71,23 @@ export async function startDispatcherProcess(
     }
   }
 }
+
+/**
+ * Starts `dispatcher-0` … `dispatcher-{count-1}` as processes in zones a, b, c, … (node `<zone>-1`), one at a
+ * time, each put into `into` as soon as it is up, so the caller's clean-up stops those that started.
+ */
+export async function startZonedDispatchers(
+  prefix: string,
+  into: Map<string, DispatcherProcess>,
+  count: number,
+  capacity: number,
+  extra: readonly string[] = []
+): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    const zone = String.fromCharCode(97 + i)
+    into.set(
+      `dispatcher-${i}`,
+      await startDispatcherProcess(prefix, `dispatcher-${i}`, zone, `${zone}-1`, capacity, extra)
+    )
+  }
+}

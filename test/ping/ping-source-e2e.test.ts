@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test'
 import { LATE_EXTENSION, tickEventId } from '../../src/ping/index.ts'
 import { eventually, http, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
 import type { ControllerProcess } from '../helpers/controllers.ts'
-import { startDispatcherProcess } from '../helpers/dispatchers.ts'
+import { startDispatcherProcess, startZonedDispatchers } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
 
 const PS = '/apis/sources.knative.dev/v1/namespaces/default/pingsources'
@@ -171,6 +171,23 @@ function missingSeconds(delivered: readonly Received[]): string[] {
   return lost
 }
 
+/**
+ * The deliveries to `path` once no second is missing from the first tick to the last: late ticks still on their
+ * way are waited for; a lost one never arrives and fails here, naming the seconds.
+ */
+function everySecondAt(sink: Awaited<ReturnType<typeof startSink>>, path: string): Promise<Received[]> {
+  return eventually(
+    async () => {
+      const now = sink.delivered(path)
+      const lost = missingSeconds(now)
+      if (lost.length > 0) throw new Error(`seconds missing: ${lost.join(' ')}`)
+      return now
+    },
+    30_000,
+    'every second from the first tick to the last at the sink'
+  )
+}
+
 /** A controller, two dispatchers in two zones, and a PingSource `tick` firing every second, placed. */
 async function tickingOnTwoDispatchers(name: string) {
   const sink = await startSink()
@@ -183,12 +200,7 @@ async function tickingOnTwoDispatchers(name: string) {
     await sink.close()
   }
   try {
-    for (const [id, zone] of [
-      ['dispatcher-0', 'a'],
-      ['dispatcher-1', 'b']
-    ] as const) {
-      dispatchers.set(id, await startDispatcherProcess(prefix, id, zone, `${zone}-1`, 10, LIVENESS))
-    }
+    await startZonedDispatchers(prefix, dispatchers, 2, 10, LIVENESS)
     await create(controller, manifest('tick', `  schedule: "* * * * * *"\n  sink: {uri: "${sink.url}/tick"}\n`))
     const owner = await eventually(() => placementOf(controller, 'tick'), 60_000, 'the schedule placed')
     return { sink, controller, dispatchers, owner, stop }
@@ -223,18 +235,8 @@ describe('PingSource failover', () => {
         60_000,
         'on-time ticks from the new owner'
       )
-      // The new owner's late ticks are sent while its on-time ones start: wait until none of them is still on its
-      // way, i.e. no second is missing from the first tick to the last. A lost tick never arrives and fails here.
-      const delivered = await eventually(
-        async () => {
-          const now = sink.delivered('/tick')
-          const lost = missingSeconds(now)
-          if (lost.length > 0) throw new Error(`seconds missing: ${lost.join(' ')}`)
-          return now
-        },
-        30_000,
-        'every second from the first tick to the last at the sink'
-      )
+      // The new owner's late ticks are sent while its on-time ones start: wait until none is still on its way.
+      const delivered = await everySecondAt(sink, '/tick')
       const times = new Set(delivered.map(r => Date.parse(String(r.headers['ce-time']))))
       assert.deepEqual(missingSeconds(delivered), [], 'every second from the first tick to the last reached the sink')
       const gap = delivered.filter(r => {
@@ -299,17 +301,7 @@ describe('PingSource moved between live dispatchers', () => {
         60_000,
         'on-time ticks after the move'
       )
-      // No second missing from the first tick to the last (a late tick in flight is waited for; a lost one fails).
-      const delivered = await eventually(
-        async () => {
-          const now = sink.delivered('/tick')
-          const lost = missingSeconds(now)
-          if (lost.length > 0) throw new Error(`seconds missing: ${lost.join(' ')}`)
-          return now
-        },
-        30_000,
-        'every second from the first tick to the last at the sink'
-      )
+      const delivered = await everySecondAt(sink, '/tick')
       // The schedule's past before the move was not fired again: its first ticks reached the sink once each.
       for (const time of first) {
         assert.equal(
