@@ -3,12 +3,11 @@ import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
 import { describe, it } from 'node:test'
 import { Producer } from '@platformatic/kafka'
 import { ensureTopics } from '../../src/kafka/index.ts'
 import { KS, countingSink } from '../autoscale/harness.ts'
-import { eventually, http, shoalBin } from '../helpers/controllers.ts'
+import { captureOutput, eventually, http, shoalBin } from '../helpers/controllers.ts'
 
 /** Processes whose command line mentions `text` (Linux /proc). */
 function processesMentioning(text: string): number[] {
@@ -33,15 +32,12 @@ describe('shoal up and Ctrl-C', () => {
       [shoalBin, 'up', '--port', '0', '--kafka-port', '0', '--no-demo', '--data-dir', dataDir],
       { env: { ...process.env, SHOAL_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true }
     )
-    const lines: string[] = []
-    let stderr = ''
-    up.stderr!.on('data', chunk => (stderr += String(chunk)))
-    createInterface({ input: up.stdout! }).on('line', line => lines.push(line))
-    const exited = new Promise<number | null>(resolve => up.once('exit', code => resolve(code)))
+    const output = captureOutput(up)
+    const { lines, exited } = output
     try {
       await eventually(
         async () => {
-          if (up.exitCode !== null) throw new Error(`shoal up exited with ${up.exitCode}: ${stderr}`)
+          if (up.exitCode !== null) throw new Error(`shoal up exited with ${up.exitCode}: ${output.stderr}`)
           return lines.includes('Shoal is up.') ? true : undefined
         },
         120_000,
@@ -72,10 +68,10 @@ describe('shoal up and Ctrl-C', () => {
         await sink.close()
       }
       process.kill(-up.pid!, 'SIGINT')
-      assert.equal(await exited, 0, stderr)
+      assert.equal(await exited, 0, output.stderr)
       assert.deepEqual(processesMentioning(dataDir), [], 'the broker stopped with shoal up')
-      const output = `${lines.join('\n')}\n${stderr}`
-      assert.doesNotMatch(output, /failed; retrying|Cannot connect to any broker/, 'Kafka outlived what uses it')
+      const printed = `${lines.join('\n')}\n${output.stderr}`
+      assert.doesNotMatch(printed, /failed; retrying|Cannot connect to any broker/, 'Kafka outlived what uses it')
     } finally {
       if (up.exitCode === null && up.signalCode === null) process.kill(-up.pid!, 'SIGKILL')
       for (const pid of processesMentioning(dataDir)) process.kill(pid, 'SIGKILL')

@@ -111,3 +111,23 @@ export async function http(
   }
   return { status: response.status, body: parsed }
 }
+
+/** What a child process prints as it arrives — stdout by line, stderr whole — and its exit code once it exits. */
+export function captureOutput(child: ChildProcess): {
+  readonly lines: string[]
+  readonly stderr: string
+  readonly exited: Promise<number | null>
+} {
+  const lines: string[] = []
+  let stderr = ''
+  child.stderr!.on('data', chunk => (stderr += String(chunk)))
+  createInterface({ input: child.stdout! }).on('line', line => lines.push(line))
+  const exited = new Promise<number | null>(resolve => child.once('exit', code => resolve(code)))
+  return {
+    lines,
+    get stderr() {
+      return stderr
+    },
+    exited
+  }
+}

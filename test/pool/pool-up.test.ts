@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { createInterface } from 'node:readline'
 import { describe, it } from 'node:test'
 import { ensureTopics } from '../../src/kafka/index.ts'
 import { KS, RecordingProducer, countingSink, kafkaSource, sourceAt } from '../autoscale/harness.ts'
-import { brokers, eventually, http, shoalBin, uniquePrefix } from '../helpers/controllers.ts'
+import { brokers, captureOutput, eventually, http, shoalBin, uniquePrefix } from '../helpers/controllers.ts'
 
 interface PoolView {
   desired: number
@@ -34,15 +33,12 @@ describe('shoal up --dispatchers MIN..MAX', () => {
       ],
       { env: { ...process.env, SHOAL_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] }
     )
-    const lines: string[] = []
-    let stderr = ''
-    up.stderr!.on('data', chunk => (stderr += String(chunk)))
-    createInterface({ input: up.stdout! }).on('line', line => lines.push(line))
-    const exited = new Promise<number | null>(resolve => up.once('exit', code => resolve(code)))
+    const output = captureOutput(up)
+    const { lines, exited } = output
     try {
       const url = await eventually(
         async () => {
-          if (up.exitCode !== null) throw new Error(`shoal up exited with ${up.exitCode}: ${stderr}`)
+          if (up.exitCode !== null) throw new Error(`shoal up exited with ${up.exitCode}: ${output.stderr}`)
           return lines.map(l => /^\s+API\s+(\S+)/.exec(l)?.[1]).find(u => u !== undefined)
         },
         90_000,
@@ -124,7 +120,7 @@ describe('shoal up --dispatchers MIN..MAX', () => {
       clearTimeout(timer)
       await producer.close()
       await sink.close()
-      assert.equal(code, 0, `shoal up exited with ${code}: ${stderr}`)
+      assert.equal(code, 0, `shoal up exited with ${code}: ${output.stderr}`)
     }
   })
 })
