@@ -154,10 +154,10 @@ export class PingSourcePlane {
     const through = this.#table.through
     if (!Number.isFinite(through)) return undefined
     const pending = new Map<string, number>()
-    for (const key of this.#wanted.keys()) {
+    for (const [key, contract] of this.#wanted) {
       if (this.#sources.has(key)) continue
       // In its contract, not running yet: whoever comes next must not take `through` for it.
-      pending.set(key, this.#sinceFor(key, this.#resources.get(key), this.#wanted.get(key)) ?? 0)
+      pending.set(key, this.#sinceFor(key, this.#resources.get(key), contract) ?? 0)
     }
     return compactWatermark(through, this.#ledger.exceptions(through, this.#now(), pending))
   }
