@@ -4,7 +4,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
 import { ensureTopics } from '../../src/kafka/index.ts'
-import { brokers, eventually, http, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import { brokers, eventually, http, replicas, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
 import type { ControllerProcess } from '../helpers/controllers.ts'
 import { startDispatcherProcess } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
@@ -14,19 +14,6 @@ const LIVENESS = ['--liveness-timeout', '3s']
 const SOURCES = 50
 const PARTITIONS = 4
 const AUTOSCALED = new Set([0, 1])
-
-interface Replica {
-  replicaId: string
-  url: string
-  generation: number
-  leader: boolean
-}
-
-async function replicas(url: string): Promise<Replica[]> {
-  const view = (await http('GET', `${url}/internal/v1/controllers`)).body as { replicas: Replica[] }
-  const newest = Math.max(...view.replicas.map(r => r.generation))
-  return view.replicas.filter(r => r.generation === newest)
-}
 
 // As issue 5 says: 3 controllers, 4 dispatchers (zones a, b, c, a), 50 active sources on one topic (each its own
 // consumer group, 75 vreplicas in all; two of them autoscaled), 600 records each.

@@ -2,26 +2,13 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ensureTopics } from '../../src/kafka/index.ts'
 import { KS, RecordingProducer, condition, countingSink, kafkaSource, sourceAt } from '../autoscale/harness.ts'
-import { brokers, eventually, http, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import { brokers, eventually, http, replicas, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
 import type { ControllerProcess } from '../helpers/controllers.ts'
 import { startDispatcherProcess } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
 
 const LIVENESS = ['--liveness-timeout', '3s']
 const PARTITIONS = 4
-
-interface Replica {
-  replicaId: string
-  url: string
-  generation: number
-  leader: boolean
-}
-
-async function replicas(url: string): Promise<Replica[]> {
-  const view = (await http('GET', `${url}/internal/v1/controllers`)).body as { replicas: Replica[] }
-  const newest = Math.max(...view.replicas.map(r => r.generation))
-  return view.replicas.filter(r => r.generation === newest)
-}
 
 // DESIGN §4 / issue 5 item 2: every controller SIGTERMed and started again, one after another, while a source
 // delivers. The dispatchers keep their contracts meanwhile, so delivery goes on: records produced while a controller

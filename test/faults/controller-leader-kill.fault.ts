@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ensureTopics } from '../../src/kafka/index.ts'
-import { brokers, eventually, http, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import { brokers, eventually, replicas, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
 import type { ControllerProcess } from '../helpers/controllers.ts'
 import { startDispatcherProcess } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
@@ -21,20 +21,6 @@ import {
 
 const PARTITIONS = 6
 const RECORDS = 2_000
-
-interface Replica {
-  readonly replicaId: string
-  readonly url: string
-  readonly generation: number
-  readonly leader: boolean
-}
-
-/** `/internal/v1/controllers` (what `shoal get controllers` shows): the replicas of the newest generation. */
-async function replicas(url: string): Promise<Replica[]> {
-  const view = (await http('GET', `${url}/internal/v1/controllers`)).body as { replicas: Replica[] }
-  const newest = Math.max(...view.replicas.map(r => r.generation))
-  return view.replicas.filter(r => r.generation === newest)
-}
 
 describe('drill: the leader controller SIGKILLed mid-stream', () => {
   it('is replaced by a survivor that schedules again, and nothing is lost', async () => {

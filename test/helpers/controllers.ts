@@ -131,3 +131,18 @@ export function captureOutput(child: ChildProcess): {
     exited
   }
 }
+
+/** One controller replica as `GET /internal/v1/controllers` shows it. */
+export interface Replica {
+  replicaId: string
+  url: string
+  generation: number
+  leader: boolean
+}
+
+/** The replicas of the newest group generation, as the controller at `url` sees them. */
+export async function replicas(url: string): Promise<Replica[]> {
+  const view = (await http('GET', `${url}/internal/v1/controllers`)).body as { replicas: Replica[] }
+  const newest = Math.max(...view.replicas.map(r => r.generation))
+  return view.replicas.filter(r => r.generation === newest)
+}
