@@ -1,6 +1,14 @@
 export { KAFKA_VERSION, runKafkaCommand, startEmbeddedKafka } from './embedded/index.ts'
 export type { EmbeddedKafka, StartEmbeddedKafkaOptions } from './embedded/index.ts'
-export { LogTailer } from './log-tailer.ts'
+export { LogTailer, TAILER_FETCH_LIMITS } from './log-tailer.ts'
+export { fetchOrder, readCommitted } from './read-committed.ts'
+export type {
+  AbortedTransaction,
+  CommittedRecordVisitor,
+  FetchLimits,
+  FetchedBatch,
+  FetchedRecord
+} from './read-committed.ts'
 export type { LogRecord, LogTailerOptions } from './log-tailer.ts'
 export {
   GROUP_HEARTBEAT_INTERVAL_MS,

@@ -2,6 +2,8 @@ import { Consumer } from '@platformatic/kafka'
 import type { ClusterMetadata } from '@platformatic/kafka'
 import { IsolationLevels } from './client-options.ts'
 import type { KafkaConnection } from './client-options.ts'
+import { fetchOrder, readCommitted } from './read-committed.ts'
+import type { AbortedTransaction, FetchLimits, FetchedBatch } from './read-committed.ts'
 
 /** One committed record read from the log. */
 export interface LogRecord {
@@ -27,15 +29,23 @@ export interface LogTailerOptions {
    * it gets the topic's partition count, so the choice can depend on it. Default: every partition.
    */
   readonly partitionFilter?: (topic: string, partition: number, partitionCount: number) => boolean
+  /** Default TAILER_FETCH_LIMITS. */
+  readonly fetchLimits?: FetchLimits
 }
 
-// Record batch attribute bits (Kafka protocol, RecordBatch.attributes).
-const LOG_APPEND_TIME = 0x08
-const TRANSACTIONAL = 0x10
-const CONTROL = 0x20
+// Fetch answer error codes handled here (the rest mean "refresh metadata and try again").
+const OFFSET_OUT_OF_RANGE = 1
+
+/** What one fetch of the tailer may return (a larger first batch still comes whole, KIP-74). */
+export const TAILER_FETCH_LIMITS: FetchLimits = Object.freeze({
+  maxBytes: 16 * 1024 * 1024,
+  partitionMaxBytes: 4 * 1024 * 1024
+})
 
 interface PartitionState {
   position: bigint
+  /** Its latest answer held no batch although data waited below the last stable offset: asked first next time. */
+  starved: boolean
   /** Waiters for `position >= offset`. */
   waiters: Array<{ offset: bigint; resolve: () => void }>
 }
@@ -58,6 +68,8 @@ export class LogTailer {
   #metadata: ClusterMetadata | undefined
   #running = false
   #loop: Promise<void> | undefined
+  /** Fetch requests sent: rotates the order partitions are asked in (see `fetchOrder`). */
+  #rounds = 0
   readonly #abort = new AbortController()
 
   constructor(options: LogTailerOptions) {
@@ -146,7 +158,7 @@ export class LogTailer {
     const id = `${topic}/${partition}`
     let state = this.#partitions.get(id)
     if (!state) {
-      state = { position: 0n, waiters: [] }
+      state = { position: 0n, starved: false, waiters: [] }
       this.#partitions.set(id, state)
     }
     return state
@@ -205,19 +217,21 @@ export class LogTailer {
     parts: Array<{ topic: string; topicId: string; partition: number; leaderEpoch: number }>
   ): Promise<boolean> {
     const byTopic = new Map<string, typeof parts>()
-    for (const p of parts) byTopic.set(p.topicId, [...(byTopic.get(p.topicId) ?? []), p])
+    const ordered = fetchOrder(parts, this.#rounds++, p => this.#state(p.topic, p.partition).starved)
+    for (const p of ordered) byTopic.set(p.topicId, [...(byTopic.get(p.topicId) ?? []), p])
+    const limits = this.#options.fetchLimits ?? TAILER_FETCH_LIMITS
     const response = await this.#consumer.fetch({
       node,
       maxWaitTime: this.#options.maxWaitMs ?? 500,
       minBytes: 1,
-      maxBytes: 16 * 1024 * 1024,
+      maxBytes: limits.maxBytes,
       isolationLevel: IsolationLevels.READ_COMMITTED,
       topics: [...byTopic].map(([topicId, list]) => ({
         topicId,
         partitions: list.map(p => ({
           partition: p.partition,
           fetchOffset: this.position(p.topic, p.partition),
-          partitionMaxBytes: 4 * 1024 * 1024,
+          partitionMaxBytes: limits.partitionMaxBytes,
           currentLeaderEpoch: -1,
           lastFetchedEpoch: -1
         }))
@@ -229,6 +243,11 @@ export class LogTailer {
       const topic = topicNames.get(topicResponse.topicId)
       if (topic === undefined) continue
       for (const p of topicResponse.partitions) {
+        if (p.errorCode === OFFSET_OUT_OF_RANGE && p.logStartOffset > this.position(topic, p.partitionIndex)) {
+          // The log no longer starts where the tailer stands (records deleted): read on from its start.
+          this.#moveTo(this.#state(topic, p.partitionIndex), p.logStartOffset)
+          continue
+        }
         if (p.errorCode !== 0) {
           stale = true
           continue
@@ -242,67 +261,27 @@ export class LogTailer {
   #apply(
     topic: string,
     partition: number,
-    batches: ReadonlyArray<{
-      firstOffset: bigint
-      lastOffsetDelta: number
-      attributes: number
-      producerId: bigint
-      firstTimestamp: bigint
-      maxTimestamp: bigint
-      records: ReadonlyArray<{
-        offsetDelta: number
-        timestampDelta: bigint
-        key: Buffer | null
-        value: Buffer | null
-        headers: ReadonlyArray<[Buffer | null, Buffer | null]>
-      }>
-    }>,
-    abortedTransactions: ReadonlyArray<{ producerId: bigint; firstOffset: bigint }>,
+    batches: readonly FetchedBatch[],
+    abortedTransactions: readonly AbortedTransaction[],
     lastStableOffset: bigint
   ): void {
     const state = this.#state(topic, partition)
-    const pendingAborts = [...abortedTransactions].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1))
-    const aborted = new Set<bigint>()
-    for (const batch of batches) {
-      const last = batch.firstOffset + BigInt(batch.lastOffsetDelta)
-      if (last < state.position) continue
-      while (pendingAborts.length > 0 && pendingAborts[0]!.firstOffset <= last) {
-        aborted.add(pendingAborts.shift()!.producerId)
-      }
-      const transactional = (batch.attributes & TRANSACTIONAL) !== 0
-      if ((batch.attributes & CONTROL) !== 0) {
-        // A transaction marker ends the producer's aborted range.
-        if (transactional) aborted.delete(batch.producerId)
-      } else if (!(transactional && aborted.has(batch.producerId))) {
-        for (const record of batch.records) {
-          const offset = batch.firstOffset + BigInt(record.offsetDelta)
-          if (offset < state.position) continue
-          const headers = new Map<string, Buffer>()
-          for (const [k, v] of record.headers) if (k && v) headers.set(k.toString(), v)
-          this.#options.onRecord({
-            topic,
-            partition,
-            offset,
-            // On a LogAppendTime topic the broker's append time is the batch's maxTimestamp; the records'
-            // own timestamps are the producer's clock.
-            timestamp:
-              (batch.attributes & LOG_APPEND_TIME) !== 0
-                ? batch.maxTimestamp
-                : batch.firstTimestamp + record.timestampDelta,
-            key: record.key,
-            value: record.value,
-            headers
-          })
-        }
-      }
-      state.position = last + 1n
-    }
-    // Below the last stable offset there may be nothing left to return (only markers, or nothing at all):
-    // the position is then the LSO itself.
-    if (batches.length === 0 && lastStableOffset > state.position) state.position = lastStableOffset
+    const asked = state.position
+    const next = readCommitted(batches, abortedTransactions, asked, (record, offset, timestamp) => {
+      const headers = new Map<string, Buffer>()
+      for (const [k, v] of record.headers) if (k && v) headers.set(k.toString(), v)
+      this.#options.onRecord({ topic, partition, offset, timestamp, key: record.key, value: record.value, headers })
+    })
+    state.starved = next === asked && lastStableOffset > asked
+    this.#moveTo(state, next)
+  }
+
+  #moveTo(state: PartitionState, position: bigint): void {
+    if (position <= state.position) return
+    state.position = position
     if (state.waiters.length > 0) {
-      const ready = state.waiters.filter(w => w.offset <= state.position)
-      state.waiters = state.waiters.filter(w => w.offset > state.position)
+      const ready = state.waiters.filter(w => w.offset <= position)
+      state.waiters = state.waiters.filter(w => w.offset > position)
       for (const w of ready) w.resolve()
     }
   }

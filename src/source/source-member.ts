@@ -5,9 +5,10 @@ import {
   GROUP_REBALANCE_TIMEOUT_MS,
   GROUP_SESSION_TIMEOUT_MS,
   IsolationLevels,
+  fetchOrder,
   kafkaSecurityOptions
 } from '../kafka/index.ts'
-import type { KafkaClientSecurity } from '../kafka/index.ts'
+import type { FetchLimits, KafkaClientSecurity } from '../kafka/index.ts'
 import {
   COMMIT_INTERVAL_MS,
   DELIVER_ERROR_BACKOFF_MS,
@@ -49,6 +50,8 @@ export interface SourceMemberOptions {
   readonly deliver: Deliver
   readonly committer: OffsetCommitter
   readonly log: SourceLog
+  /** Default: FETCH_MAX_BYTES and FETCH_PARTITION_MAX_BYTES. */
+  readonly fetchLimits?: FetchLimits
 }
 
 /** The member's part of a commit's identity, as of one moment. */
@@ -77,6 +80,8 @@ interface PartitionRun {
   resetting: boolean
   /** The partition's last stable offset in the latest fetch answer (read_committed: where it ends for us). */
   endOffset: bigint | undefined
+  /** Its latest answer held no batch although data waited below the last stable offset: asked first next time. */
+  starved: boolean
 }
 
 interface QueuedRecord {
@@ -146,6 +151,8 @@ export class SourceMember {
   /** The client's `assignments` array #reconcile last applied. */
   #reconciled: unknown
   #staleMetadata = false
+  /** Fetch requests sent: rotates the order partitions are asked in (see `fetchOrder`). */
+  #fetchRounds = 0
   #inFlight = 0
   #queued = 0
   #cursor = 0
@@ -393,7 +400,7 @@ export class SourceMember {
     const requested = new Map<string, { run: PartitionRun; position: bigint }>()
     const byTopicId = new Map<string, fetchV17.FetchRequestPartition[]>()
     const topicOf = new Map<string, string>()
-    for (const run of runs) {
+    for (const run of fetchOrder(runs, this.#fetchRounds++, r => r.starved)) {
       const topicId = metadata.topics.get(run.topic)?.id
       if (topicId === undefined || run.tracker === undefined) continue
       topicOf.set(topicId, run.topic)
@@ -403,7 +410,7 @@ export class SourceMember {
       list.push({
         partition: run.partition,
         fetchOffset: position,
-        partitionMaxBytes: FETCH_PARTITION_MAX_BYTES,
+        partitionMaxBytes: this.#options.fetchLimits?.partitionMaxBytes ?? FETCH_PARTITION_MAX_BYTES,
         currentLeaderEpoch: -1,
         lastFetchedEpoch: -1
       })
@@ -416,7 +423,7 @@ export class SourceMember {
         node,
         topics: [...byTopicId].map(([topicId, partitions]) => ({ topicId, partitions })),
         minBytes: 1,
-        maxBytes: FETCH_MAX_BYTES,
+        maxBytes: this.#options.fetchLimits?.maxBytes ?? FETCH_MAX_BYTES,
         maxWaitTime: FETCH_MAX_WAIT_MS,
         isolationLevel: IsolationLevels.READ_COMMITTED,
         connectionPool: this.#fetchPool
@@ -454,13 +461,13 @@ export class SourceMember {
 
   #accept(run: PartitionRun, p: fetchV17.FetchResponsePartition, fetchedAt: number): void {
     const tracker = run.tracker!
+    const asked = tracker.position
     const decoded = decodeFetchedBatches(
       run.topic,
       run.partition,
       p.records ?? [],
       p.abortedTransactions ?? [],
       tracker.position,
-      p.lastStableOffset,
       fetchedAt
     )
     if (run.head > 0 && run.head === run.queue.length) {
@@ -472,6 +479,7 @@ export class SourceMember {
     }
     this.#queued += decoded.records.length
     tracker.advanceTo(decoded.next)
+    run.starved = decoded.next === asked && p.lastStableOffset > asked
   }
 
   /**
@@ -590,7 +598,8 @@ export class SourceMember {
         revoked: false,
         stop: new AbortController(),
         resetting: false,
-        endOffset: undefined
+        endOffset: undefined,
+        starved: false
       }
       this.#runs.set(id, run)
       added.push(run)

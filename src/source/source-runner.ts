@@ -5,7 +5,7 @@ import { OffsetCommitter } from './offset-committer.ts'
 import { SourceMember } from './source-member.ts'
 import type { MemberStatus } from './source-member.ts'
 import type { Deliver, KafkaSourceSpec, SourceLog } from './types.ts'
-import type { KafkaClientSecurity } from '../kafka/index.ts'
+import type { FetchLimits, KafkaClientSecurity } from '../kafka/index.ts'
 
 export interface SourceRunnerOptions {
   readonly brokers: readonly string[]
@@ -18,6 +18,8 @@ export interface SourceRunnerOptions {
   readonly dispatcherId: string
   readonly deliver: Deliver
   readonly log?: SourceLog
+  /** What one fetch may return; default FETCH_MAX_BYTES and FETCH_PARTITION_MAX_BYTES. */
+  readonly fetchLimits?: FetchLimits
 }
 
 export interface SourceRunnerCloseOptions {
@@ -122,7 +124,8 @@ export class SourceRunner {
         groupInstanceId: `${this.#options.dispatcherId}-${index}`,
         deliver: this.#options.deliver,
         committer: this.#committer,
-        log: this.#log
+        log: this.#log,
+        ...(this.#options.fetchLimits === undefined ? {} : { fetchLimits: this.#options.fetchLimits })
       })
       this.#members.push(member)
       member.start()

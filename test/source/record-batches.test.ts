@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { decodeFetchedBatches } from '../../src/source/record-batches.ts'
-import type { FetchedBatch } from '../../src/source/record-batches.ts'
+import type { FetchedBatch } from '../../src/kafka/index.ts'
 
 const TRANSACTIONAL = 0x10
 const CONTROL = 0x20
@@ -34,7 +34,7 @@ const offsets = (r: { records: Array<{ offset: bigint }> }): bigint[] => r.recor
 
 describe('decodeFetchedBatches', () => {
   it('returns records at and after the position, with headers, timestamps and the fetch time', () => {
-    const r = decodeFetchedBatches('t', 3, [batch(0n, 4)], [], 2n, 4n, 1234.5)
+    const r = decodeFetchedBatches('t', 3, [batch(0n, 4)], [], 2n, 1234.5)
     assert.deepEqual(offsets(r), [2n, 3n])
     assert.equal(r.next, 4n)
     assert.deepEqual(
@@ -47,7 +47,7 @@ describe('decodeFetchedBatches', () => {
   })
 
   it("takes the broker's append time on a LogAppendTime topic", () => {
-    const r = decodeFetchedBatches('t', 0, [batch(0n, 2, { attributes: LOG_APPEND_TIME })], [], 0n, 2n)
+    const r = decodeFetchedBatches('t', 0, [batch(0n, 2, { attributes: LOG_APPEND_TIME })], [], 0n)
     assert.deepEqual(
       r.records.map(x => x.timestamp),
       [2_000n, 2_000n]
@@ -62,7 +62,7 @@ describe('decodeFetchedBatches', () => {
       marker(5n, 7n), // commit
       batch(6n, 1)
     ]
-    const r = decodeFetchedBatches('t', 0, batches, [{ producerId: 7n, firstOffset: 0n }], 0n, 7n)
+    const r = decodeFetchedBatches('t', 0, batches, [{ producerId: 7n, firstOffset: 0n }], 0n)
     assert.deepEqual(offsets(r), [3n, 4n, 6n])
     assert.equal(r.next, 7n, 'past the last batch')
   })
@@ -73,8 +73,7 @@ describe('decodeFetchedBatches', () => {
       0,
       [batch(0n, 2, { attributes: TRANSACTIONAL, producerId: 9n }), batch(2n, 1)],
       [{ producerId: 9n, firstOffset: 0n }],
-      0n,
-      3n
+      0n
     )
     assert.deepEqual(offsets(r), [2n])
   })
@@ -85,13 +84,20 @@ describe('decodeFetchedBatches', () => {
       marker(1n, 4n),
       batch(2n, 1, { attributes: TRANSACTIONAL, producerId: 4n })
     ]
-    const r = decodeFetchedBatches('t', 0, batches, [{ producerId: 4n, firstOffset: 0n }], 2n, 3n)
+    const r = decodeFetchedBatches('t', 0, batches, [{ producerId: 4n, firstOffset: 0n }], 2n)
     assert.deepEqual(offsets(r), [2n])
   })
 
-  it('moves to the last stable offset when nothing is returned below it', () => {
-    assert.equal(decodeFetchedBatches('t', 0, [], [], 5n, 9n).next, 9n)
-    assert.equal(decodeFetchedBatches('t', 0, [], [], 5n, 5n).next, 5n)
+  it('stays at the position when an answer holds no batch: an empty answer says nothing about the log', () => {
+    // The broker answers so when the partition's first batch does not fit the request's limits (KIP-74).
+    assert.equal(decodeFetchedBatches('t', 0, [], [], 5n).next, 5n)
+    assert.deepEqual(decodeFetchedBatches('t', 0, [], [], 5n).records, [])
+  })
+
+  it('moves past markers only: a marker is a batch', () => {
+    const r = decodeFetchedBatches('t', 0, [marker(5n, 3n), marker(6n, 4n)], [], 5n)
+    assert.deepEqual(r.records, [])
+    assert.equal(r.next, 7n)
   })
 
   it('copies small records out of the socket read they sit in, so one in flight does not keep the read alive', () => {
@@ -110,7 +116,7 @@ describe('decodeFetchedBatches', () => {
       },
       { offsetDelta: 2, timestampDelta: 0n, key: null, value: read.subarray(9, 9), headers: [] }
     ] as const
-    const r = decodeFetchedBatches('t', 0, [{ ...batch(0n, 3), records }], [], 0n, 3n)
+    const r = decodeFetchedBatches('t', 0, [{ ...batch(0n, 3), records }], [], 0n)
     const [a, b, c] = r.records
     assert.deepEqual(a!.value, small)
     assert.notEqual(a!.value!.buffer, read.buffer)
