@@ -27,3 +27,19 @@ export const FETCH_MAX_BYTES = 8 * 1024 * 1024
 
 /** Backoff of a record whose `deliver` threw: doubles from the first to the last value. */
 export const DELIVER_ERROR_BACKOFF_MS = { first: 500, max: 30_000 } as const
+
+/**
+ * How long the deliveries on the wire of a partition that left the member may go on before they are cut (they
+ * are then not handled, and the next owner delivers them again). Nothing new is started for it meanwhile.
+ */
+export const REVOKE_DRAIN_MS = 5_000
+
+/** How long after the drain a former owner may still try to commit the hand-over; past it, it gives up. */
+export const RELEASE_COMMIT_MS = 1_000
+
+/**
+ * How long a member given a partition whose commit says "draining" waits for the release before it starts
+ * from the committed offset anyway (the former owner died mid-drain). Past the drain and the release commit, so
+ * a release can never land after the new owner started.
+ */
+export const HANDOVER_WAIT_MS = REVOKE_DRAIN_MS + RELEASE_COMMIT_MS + 1_000

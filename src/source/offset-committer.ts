@@ -1,4 +1,4 @@
-import { ConnectionPool, leaveGroupV5, offsetCommitV8 } from '@platformatic/kafka'
+import { ConnectionPool, leaveGroupV5, offsetCommitV8, offsetFetchV8 } from '@platformatic/kafka'
 import type { Broker } from '@platformatic/kafka'
 import { kafkaSecurityOptions } from '../kafka/index.ts'
 import type { KafkaClientSecurity } from '../kafka/index.ts'
@@ -18,6 +18,14 @@ export interface PartitionOffset {
   readonly partition: number
   /** The next offset to consume. */
   readonly offset: bigint
+  /** The commit's metadata string (see `handover.ts`); absent: none. */
+  readonly metadata?: string | null
+}
+
+/** A committed offset as the coordinator holds it: -1 when the group has none for the partition. */
+export interface CommittedOffset {
+  readonly offset: bigint
+  readonly metadata: string | null
 }
 
 /**
@@ -39,13 +47,13 @@ export class OffsetCommitter {
   async commit(identity: CommitIdentity, offsets: readonly PartitionOffset[]): Promise<void> {
     if (offsets.length === 0) return
     const byTopic = new Map<string, offsetCommitV8.OffsetCommitRequestPartition[]>()
-    for (const { topic, partition, offset } of offsets) {
+    for (const { topic, partition, offset, metadata } of offsets) {
       const list = byTopic.get(topic) ?? []
       list.push({
         partitionIndex: partition,
         committedOffset: offset,
         committedLeaderEpoch: -1,
-        committedMetadata: null
+        committedMetadata: metadata ?? null
       })
       byTopic.set(topic, list)
     }
@@ -58,6 +66,41 @@ export class OffsetCommitter {
       identity.groupInstanceId,
       [...byTopic].map(([name, partitions]) => ({ name, partitions }))
     )
+  }
+
+  /** The group's committed offsets of some partitions, with their metadata (`topic/partition` keys). */
+  async committed(
+    coordinator: Broker,
+    groupId: string,
+    partitions: ReadonlyArray<{ readonly topic: string; readonly partition: number }>
+  ): Promise<Map<string, CommittedOffset>> {
+    const byTopic = new Map<string, number[]>()
+    for (const { topic, partition } of partitions) byTopic.set(topic, [...(byTopic.get(topic) ?? []), partition])
+    const connection = await this.#pool.get(coordinator)
+    const response = await offsetFetchV8.api.async(
+      connection,
+      [
+        {
+          groupId,
+          memberId: null,
+          memberEpoch: -1,
+          topics: [...byTopic].map(([name, indexes]) => ({ name, partitionIndexes: indexes }))
+        }
+      ],
+      false
+    )
+    const result = new Map<string, CommittedOffset>()
+    for (const group of response.groups) {
+      if (group.errorCode !== 0) throw new Error(`OffsetFetch for ${groupId} failed with error code ${group.errorCode}`)
+      for (const topic of group.topics) {
+        for (const p of topic.partitions) {
+          if (p.errorCode !== 0)
+            throw new Error(`OffsetFetch of ${topic.name}/${p.partitionIndex} failed with error code ${p.errorCode}`)
+          result.set(`${topic.name}/${p.partitionIndex}`, { offset: p.committedOffset, metadata: p.metadata ?? null })
+        }
+      }
+    }
+    return result
   }
 
   /**

@@ -15,11 +15,15 @@ import {
   FETCH_MAX_BYTES,
   FETCH_MAX_WAIT_MS,
   FETCH_PARTITION_MAX_BYTES,
-  MAX_UNCOMMITTED_PER_PARTITION
+  HANDOVER_WAIT_MS,
+  MAX_UNCOMMITTED_PER_PARTITION,
+  RELEASE_COMMIT_MS,
+  REVOKE_DRAIN_MS
 } from './defaults.ts'
-import type { OffsetCommitter } from './offset-committer.ts'
+import { drainingMark, drainingMember } from './handover.ts'
+import type { CommittedOffset, OffsetCommitter } from './offset-committer.ts'
 import { OffsetTracker } from './offset-tracker.ts'
-import type { TrackedOffset } from './offset-tracker.ts'
+import type { CommitRefusal, TrackedOffset } from './offset-tracker.ts'
 import { decodeFetchedBatches } from './record-batches.ts'
 import type { Deliver, KafkaSourceSpec, Outcome, SourceLog, SourceRecord } from './types.ts'
 import { Wake, sleep } from './wake.ts'
@@ -72,11 +76,12 @@ interface PartitionRun {
   queue: Array<QueuedRecord | undefined>
   head: number
   inFlight: number
-  lastCommitted: bigint | undefined
-  /** Set once the partition is no longer this member's: nothing more is fetched, started or committed for it. */
+  /** Set once the partition is no longer this member's: nothing more is fetched or started for it. */
   revoked: boolean
   /** Aborted when the partition leaves the member: its deliveries send nothing more (see `Deliver`). */
   readonly stop: AbortController
+  /** Aborted when its drain is over: requests still on the wire are cut short. */
+  readonly wire: AbortController
   resetting: boolean
   /** The partition's last stable offset in the latest fetch answer (read_committed: where it ends for us). */
   endOffset: bigint | undefined
@@ -123,6 +128,10 @@ export interface MemberStatus {
   readonly outcomes: Readonly<Record<Outcome, number>>
   /** Times `deliver` threw (each retried). */
   readonly deliverErrors: number
+  /** Commits refused by the offset tracker, by reason: each one a bug caught before it could lose a record. */
+  readonly commitsRefused: Readonly<Record<CommitRefusal, number>>
+  /** Partitions this member handed over after a revoke, and those it started from a former owner's release. */
+  readonly handovers: { readonly released: number; readonly awaited: number; readonly timedOut: number }
 }
 
 export interface MemberCloseOptions {
@@ -168,6 +177,10 @@ export class SourceMember {
   #rebalances = 0
   #deliverErrors = 0
   readonly #outcomes: Record<Outcome, number> = { delivered: 0, 'dead-lettered': 0, dropped: 0 }
+  readonly #commitsRefused: Record<CommitRefusal, number> = { 'past-unhandled': 0, released: 0, backwards: 0 }
+  readonly #handovers = { released: 0, awaited: 0, timedOut: 0 }
+  /** Hand-overs of revoked partitions still draining (close waits for them). */
+  readonly #releasing = new Set<Promise<void>>()
   #drained: Array<() => void> = []
   #closing: Promise<void> | undefined
 
@@ -196,9 +209,9 @@ export class SourceMember {
     })
     this.#consumer.on('consumer:group:rebalance', () => {
       this.#rebalances++
-      // Partitions may be about to move: commit what is handled now, while this generation still stands.
+      // Partitions leave: each revoked one is handed over (see #handOver); the rest stay and are committed on
+      // the usual tick.
       this.#reconcile()
-      this.#requestCommit()
     })
     this.#consumer.on('error', error => this.#options.log('warn', 'consumer group error', this.#fields({ error })))
   }
@@ -222,7 +235,7 @@ export class SourceMember {
         partition: run.partition,
         position: run.tracker?.position,
         committable,
-        committed: run.lastCommitted,
+        committed: run.tracker?.committed,
         lag: lagOf(run.endOffset, committable),
         queued: run.queue.length - run.head,
         inFlight: run.inFlight
@@ -238,7 +251,9 @@ export class SourceMember {
       queued: this.#queued,
       partitions,
       outcomes: { ...this.#outcomes },
-      deliverErrors: this.#deliverErrors
+      deliverErrors: this.#deliverErrors,
+      commitsRefused: { ...this.#commitsRefused },
+      handovers: { ...this.#handovers }
     }
   }
 
@@ -264,8 +279,9 @@ export class SourceMember {
     await this.#waitForInFlight(options.drainMs)
     this.#abort.abort()
     await this.#loop?.catch(() => undefined)
+    await Promise.all(this.#releasing)
     await this.#commitChain
-    await withTimeout(this.#commitOnce(undefined), 5_000).catch(error =>
+    await withTimeout(this.#commitOnce(), 5_000).catch(error =>
       this.#options.log('warn', 'final offset commit failed', this.#fields({ error }))
     )
     const consumer = this.#consumer
@@ -514,6 +530,7 @@ export class SourceMember {
     this.#queued--
     run.inFlight++
     this.#inFlight++
+    item.tracker.handed(item.entry)
     this.#deliver(run, item, DELIVER_ERROR_BACKOFF_MS.first)
   }
 
@@ -529,7 +546,7 @@ export class SourceMember {
     }
     let delivering: Promise<Outcome>
     try {
-      delivering = this.#options.deliver(item.record, signal, this.#abort.signal)
+      delivering = this.#options.deliver(item.record, signal, run.wire.signal)
     } catch (error) {
       delivering = Promise.reject(error)
     }
@@ -594,9 +611,9 @@ export class SourceMember {
         queue: [],
         head: 0,
         inFlight: 0,
-        lastCommitted: undefined,
         revoked: false,
         stop: new AbortController(),
+        wire: new AbortController(),
         resetting: false,
         endOffset: undefined,
         starved: false
@@ -607,7 +624,7 @@ export class SourceMember {
     if (added.length > 0) void this.#resolvePositions(added)
   }
 
-  /** Partitions leave: nothing more is fetched or started for them, and what is handled is committed now. */
+  /** Partitions leave: nothing more is fetched or started for them, and each is handed over (see #handOver). */
   #revoke(runs: readonly PartitionRun[]): void {
     for (const run of runs) {
       run.revoked = true
@@ -620,20 +637,49 @@ export class SourceMember {
       'partitions revoked',
       this.#fields({ partitions: runs.map(r => r.id), inFlight: runs.reduce((n, r) => n + r.inFlight, 0) })
     )
-    const identity = this.#identity()
-    this.#requestCommit(runs, identity)
-    if (runs.some(r => r.inFlight > 0)) void this.#commitWhenDrained(runs, identity)
+    for (const run of runs) {
+      if (run.tracker === undefined) continue
+      const handover = this.#handOver(run, run.tracker).finally(() => this.#releasing.delete(handover))
+      this.#releasing.add(handover)
+    }
   }
 
   /**
-   * Records of revoked partitions still in flight finish meanwhile; committing them once more before the
-   * rebalance completes (the other members rejoin within a heartbeat interval) spares their new owner
-   * delivering them again. Past that the generation has moved on and the coordinator refuses it, harmlessly.
+   * Hands a revoked partition over to its next owner, as `handover.ts` describes: commits what is handled with
+   * the draining mark while deliveries are on the wire, waits for them (at most REVOKE_DRAIN_MS), cuts the rest,
+   * and commits the release. Each commit names the member's generation of the moment it is sent: the group has
+   * moved on by then (the client rejoins at once), and the coordinator takes a commit from a current member.
    */
-  async #commitWhenDrained(runs: readonly PartitionRun[], identity: CommitIdentityOf | undefined): Promise<void> {
-    const deadline = Date.now() + GROUP_HEARTBEAT_INTERVAL_MS
-    while (runs.some(r => r.inFlight > 0) && Date.now() < deadline) await this.#wake.wait(deadline - Date.now())
-    this.#requestCommit(runs, identity)
+  async #handOver(run: PartitionRun, tracker: OffsetTracker): Promise<void> {
+    const drainUntil = Date.now() + REVOKE_DRAIN_MS
+    if (run.inFlight > 0) {
+      await this.#commitRuns([{ run, tracker }], drainingMark(this.#options.groupInstanceId), true).catch(
+        () => undefined
+      )
+      while (run.inFlight > 0 && Date.now() < drainUntil && !this.#abort.signal.aborted) {
+        await this.#wake.wait(drainUntil - Date.now())
+      }
+    }
+    run.wire.abort()
+    const giveUpAt = Math.max(drainUntil, Date.now()) + RELEASE_COMMIT_MS
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.#commitRuns([{ run, tracker }], null, true)
+        this.#handovers.released++
+        break
+      } catch (error) {
+        if (Date.now() + 100 > giveUpAt) {
+          this.#options.log(
+            'warn',
+            'handing over a revoked partition failed; its next owner starts from the last commit',
+            this.#fields({ error, partition: run.id, committable: String(tracker.committable()), attempt })
+          )
+          break
+        }
+        await sleep(100, this.#abort.signal)
+      }
+    }
+    tracker.release()
   }
 
   #dropQueue(run: PartitionRun): void {
@@ -642,37 +688,71 @@ export class SourceMember {
     run.head = 0
   }
 
-  /** Where newly assigned partitions start: the group's committed offset, else initialOffset. */
+  /**
+   * Where newly assigned partitions start: the group's committed offset, else initialOffset. A committed offset
+   * with the draining mark (see `handover.ts`) is waited on until its former owner releases it, at most
+   * HANDOVER_WAIT_MS from when this member first saw the mark.
+   */
   async #resolvePositions(runs: readonly PartitionRun[]): Promise<void> {
     const current = (): PartitionRun[] => runs.filter(r => !r.revoked && r.tracker === undefined)
+    const markSeen = new Map<PartitionRun, number>()
     for (let attempt = 1; !this.#stopping && current().length > 0; attempt++) {
       const pending = current()
       try {
-        const committed = await this.#consumer.listCommittedOffsets({ topics: groupByTopic(pending) })
+        const committed = await this.#committedOffsets(pending)
         const missing: PartitionRun[] = []
         const starts = new Map<PartitionRun, bigint>()
+        let waiting = false
         for (const run of pending) {
-          const offset = committed.get(run.topic)?.[run.partition]
-          if (offset === undefined || offset < 0n) missing.push(run)
-          else starts.set(run, offset)
+          const found = committed.get(run.id)
+          const draining = drainingMember(found?.metadata)
+          if (draining !== undefined) {
+            const seen = markSeen.get(run) ?? Date.now()
+            markSeen.set(run, seen)
+            if (Date.now() - seen < HANDOVER_WAIT_MS) {
+              waiting = true
+              continue
+            }
+            this.#handovers.timedOut++
+            this.#options.log(
+              'warn',
+              'a former owner did not release the partition in time; starting from its last commit',
+              this.#fields({ partition: run.id, formerOwner: draining, offset: String(found?.offset) })
+            )
+          } else if (markSeen.has(run)) {
+            this.#handovers.awaited++
+          }
+          if (found === undefined || found.offset < 0n) missing.push(run)
+          else starts.set(run, found.offset)
         }
         if (missing.length > 0) {
           for (const [run, offset] of await this.#initialPositions(missing)) starts.set(run, offset)
         }
         for (const [run, offset] of starts) {
           if (run.revoked || run.tracker !== undefined) continue
-          run.tracker = new OffsetTracker(offset)
           // A start taken from the committed offset needs no commit; one from initialOffset gets one at once.
-          run.lastCommitted = missing.includes(run) ? undefined : offset
+          run.tracker = new OffsetTracker(offset, missing.includes(run) ? undefined : offset)
         }
         if (missing.length > 0) this.#requestCommit()
         this.#wake.notify()
+        if (waiting) await sleep(100, this.#abort.signal)
       } catch (error) {
         if (this.#stopping) return
         this.#options.log('warn', 'looking up start offsets failed; retrying', this.#fields({ error, attempt }))
         await sleep(Math.min(5_000, 250 * 2 ** Math.min(attempt, 5)), this.#abort.signal)
       }
     }
+  }
+
+  /** The group's committed offsets of some partitions, with their metadata, from the coordinator. */
+  async #committedOffsets(runs: readonly PartitionRun[]): Promise<Map<string, CommittedOffset>> {
+    let identity = this.#identity()
+    if (identity === undefined) {
+      this.#rememberBrokers(await this.#consumer.metadata({ topics: [...this.#topics] }))
+      identity = this.#identity()
+      if (identity === undefined) throw new Error('the group coordinator is not known yet')
+    }
+    return this.#options.committer.committed(identity.coordinator, this.#options.source.groupId, runs)
   }
 
   async #initialPositions(runs: readonly PartitionRun[]): Promise<Map<PartitionRun, bigint>> {
@@ -722,18 +802,15 @@ export class SourceMember {
     }
   }
 
-  /** Commits now (the owned partitions, or the given ones), after any commit already on its way. */
-  #requestCommit(runs?: readonly PartitionRun[], identity?: CommitIdentityOf): void {
+  /** Commits the owned partitions now, after any commit already on its way. */
+  #requestCommit(): void {
     // A periodic tick while a commit is queued adds nothing: the queued one reads the offsets when it runs.
-    if (runs === undefined) {
-      if (this.#commitPending) return
-      this.#commitPending = true
-    }
-    // A commit for revoked partitions carries the generation they were owned in (read at revocation).
+    if (this.#commitPending) return
+    this.#commitPending = true
     this.#commitChain = this.#commitChain
       .then(() => {
-        if (runs === undefined) this.#commitPending = false
-        return this.#commitOnce(runs, identity)
+        this.#commitPending = false
+        return this.#commitOnce()
       })
       .catch(error => {
         this.#commitFailures++
@@ -752,33 +829,55 @@ export class SourceMember {
     return { generationId: this.#consumer.generationId, memberId, coordinator }
   }
 
-  async #commitOnce(runs: readonly PartitionRun[] | undefined, identity = this.#identity()): Promise<void> {
-    if (identity === undefined) {
-      if (this.#brokers.size === 0 && this.#consumer.memberId) {
-        this.#rememberBrokers(await this.#consumer.metadata({ topics: [...this.#topics] }))
-        identity = this.#identity()
+  async #commitOnce(): Promise<void> {
+    const owned: Array<{ run: PartitionRun; tracker: OffsetTracker }> = []
+    for (const run of this.#runs.values()) if (run.tracker !== undefined) owned.push({ run, tracker: run.tracker })
+    await this.#commitRuns(owned, null, false)
+  }
+
+  /**
+   * The one way offsets are committed. Each partition's offset is its tracker's committable one, and the tracker
+   * authorizes it (never past a record not handled, never backwards, never after the partition's release); a
+   * refusal is counted and logged, and that partition left out. `always`: commit even an unchanged offset (to
+   * write `metadata`). Throws when the commit fails.
+   */
+  async #commitRuns(
+    runs: ReadonlyArray<{ run: PartitionRun; tracker: OffsetTracker }>,
+    metadata: string | null,
+    always: boolean
+  ): Promise<void> {
+    const due: Array<{ run: PartitionRun; tracker: OffsetTracker; offset: bigint }> = []
+    for (const { run, tracker } of runs) {
+      const offset = tracker.committable()
+      const verdict = tracker.authorize(offset)
+      if (verdict.kind === 'refused') {
+        this.#refused(run, offset, verdict.reason, verdict.limit)
+        continue
       }
-      if (identity === undefined) return
-    }
-    const due: Array<{ run: PartitionRun; offset: bigint }> = []
-    for (const run of runs ?? this.#runs.values()) {
-      if (run.tracker === undefined) continue
-      const offset = run.tracker.committable()
-      if (run.lastCommitted === undefined || offset > run.lastCommitted) due.push({ run, offset })
+      if (verdict.kind === 'commit' || always) due.push({ run, tracker, offset })
     }
     if (due.length === 0) return
+    let identity = this.#identity()
+    if (identity === undefined && this.#consumer.memberId) {
+      this.#rememberBrokers(await this.#consumer.metadata({ topics: [...this.#topics] }))
+      identity = this.#identity()
+    }
+    if (identity === undefined) throw new Error('no group membership to commit with')
     await this.#options.committer.commit(
-      {
-        groupId: this.#options.source.groupId,
-        groupInstanceId: this.#options.groupInstanceId,
-        ...identity
-      },
-      due.map(({ run, offset }) => ({ topic: run.topic, partition: run.partition, offset }))
+      { groupId: this.#options.source.groupId, groupInstanceId: this.#options.groupInstanceId, ...identity },
+      due.map(({ run, offset }) => ({ topic: run.topic, partition: run.partition, offset, metadata }))
     )
     this.#commitFailures = 0
-    for (const { run, offset } of due) {
-      if (run.lastCommitted === undefined || offset > run.lastCommitted) run.lastCommitted = offset
-    }
+    for (const { tracker, offset } of due) tracker.committedAt(offset)
+  }
+
+  #refused(run: PartitionRun, offset: bigint, reason: CommitRefusal, limit: bigint): void {
+    this.#commitsRefused[reason]++
+    this.#options.log(
+      'warn',
+      'offset commit refused',
+      this.#fields({ partition: run.id, offset: String(offset), reason, limit: String(limit) })
+    )
   }
 
   #rememberBrokers(metadata: ClusterMetadata): void {
@@ -804,12 +903,6 @@ export class SourceMember {
 function lagOf(endOffset: bigint | undefined, committable: bigint | undefined): bigint | undefined {
   if (endOffset === undefined || committable === undefined) return undefined
   return endOffset > committable ? endOffset - committable : 0n
-}
-
-function groupByTopic(runs: readonly PartitionRun[]): Array<{ topic: string; partitions: number[] }> {
-  const map = new Map<string, number[]>()
-  for (const run of runs) map.set(run.topic, [...(map.get(run.topic) ?? []), run.partition])
-  return [...map].map(([topic, partitions]) => ({ topic, partitions }))
 }
 
 /** The fetch response a failed fetch still carries (partition-level errors fail the whole call). */
