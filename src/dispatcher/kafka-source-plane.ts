@@ -5,7 +5,7 @@ import { LogTailer, securityFingerprint } from '../kafka/index.ts'
 import { resolveSourceNet, unresolvedMessage } from '../secrets/index.ts'
 import type { NetResolution, SecretKey } from '../secrets/index.ts'
 import { SourceRunner } from '../source/index.ts'
-import type { Deliver, Outcome, SourceRecord } from '../source/index.ts'
+import type { Deliver, Outcome, SourceObserver, SourceRecord } from '../source/index.ts'
 import { decodeValue, storeNames } from '../store/index.ts'
 import type { ContractRecord, StoredObject } from '../store/index.ts'
 import { DeliveryErrorReporter } from './delivery-error-reporter.ts'
@@ -19,7 +19,7 @@ export interface KafkaSourcePlaneOptions {
   readonly dispatcherId: string
   readonly serviceUrlTemplate: string
   readonly maxConnectionsPerOrigin?: number
-  readonly observer?: DeliveryObserver
+  readonly observer?: DeliveryObserver & SourceObserver
   /** Refuses sinks at forbidden addresses when connecting (multi-tenant installations; docs/security.md). */
   readonly sinkPolicy?: SinkPolicy
   /** Opens the Secrets of sources' `spec.net` (SASL/TLS to their brokers; docs/secrets.md). */
@@ -223,7 +223,8 @@ export class KafkaSourcePlane {
         vreplicas: placement.vreplicas,
         dispatcherId: this.#options.dispatcherId,
         deliver,
-        log: this.#options.log
+        log: this.#options.log,
+        ...(this.#options.observer === undefined ? {} : { observer: this.#options.observer })
       })
       this.#runners.set(key, {
         resourceVersion: placement.resourceVersion,

@@ -1,5 +1,6 @@
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import type { DeliveryObserver } from '../delivery/index.ts'
+import type { SourceObserver } from '../source/index.ts'
 import { SourceMetrics } from './source-metrics.ts'
 import type { SourceActivity } from './source-metrics.ts'
 
@@ -46,7 +47,7 @@ export interface HealthReport {
  */
 export class DispatcherMetrics {
   readonly registry = new Registry()
-  readonly observer: DeliveryObserver
+  readonly observer: DeliveryObserver & SourceObserver
   readonly #dispatcher: DispatcherView
   readonly #sources: SourceMetrics
   readonly #planes: SourcesView[] = []

@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram } from 'prom-client'
 import type { Registry } from 'prom-client'
 import { statusClass } from '../delivery/index.ts'
+import type { SourceObserver } from '../source/index.ts'
 import type { AttemptInfo, DeliveryObserver, Endpoint, OutcomeInfo, RetryInfo } from '../delivery/index.ts'
 import { rankSources } from './rank-sources.ts'
 import { otherLabels, sourceLabels } from './source-labels.ts'
@@ -49,7 +50,7 @@ type SourceLabel = 'source' | 'kind'
  * The per-source metrics of one dispatcher, fed by the deliverer's hooks. At most `maxSourceLabels` sources have
  * a `source` label of their own; the others are counted under `source="_other"` (see rankSources for who wins).
  */
-export class SourceMetrics implements DeliveryObserver {
+export class SourceMetrics implements DeliveryObserver, SourceObserver {
   readonly #max: number
   readonly #rankIntervalMs: number
   readonly #consumed: Counter<SourceLabel>
@@ -63,6 +64,8 @@ export class SourceMetrics implements DeliveryObserver {
   readonly #lag: Gauge<SourceLabel>
   readonly #partitionLag: Gauge<SourceLabel | 'topic' | 'partition'>
   readonly #sources: Gauge<'labelled'>
+  readonly #commitsRefused: Counter<'reason'>
+  readonly #handovers: Counter<'result'>
   /** Labelled source key → its labels. */
   #labelled = new Map<string, SourceLabels>()
   /** Hooks called per source since the last ranking. */
@@ -140,12 +143,32 @@ export class SourceMetrics implements DeliveryObserver {
       labelNames: [...labelNames, 'topic', 'partition'],
       registers
     })
+    this.#commitsRefused = new Counter({
+      name: 'shoal_source_commits_refused_total',
+      help: 'Offset commits a KafkaSource member refused to send, by reason (past-unhandled, backwards, released): each a bug caught before it lost or redelivered a record.',
+      labelNames: ['reason'],
+      registers
+    })
+    this.#handovers = new Counter({
+      name: 'shoal_source_partition_handovers_total',
+      help: 'Partitions handed between members of a KafkaSource group, by result: released (a revoked partition drained and committed), awaited (a start made at that release), timed-out (a release waited for in vain), failed (a release not committed).',
+      labelNames: ['result'],
+      registers
+    })
     this.#sources = new Gauge({
       name: 'shoal_dispatcher_sources',
       help: 'Sources this dispatcher has metrics for, by whether they have a source label of their own.',
       labelNames: ['labelled'],
       registers
     })
+  }
+
+  onCommitRefused(info: { readonly reason: string }): void {
+    this.#commitsRefused.inc({ reason: info.reason })
+  }
+
+  onHandover(info: { readonly result: string }): void {
+    this.#handovers.inc({ result: info.result })
   }
 
   onAttempt(info: AttemptInfo): void {

@@ -11,4 +11,13 @@ export {
   MAX_UNCOMMITTED_PER_PARTITION
 } from './defaults.ts'
 export { InitialOffsets, Orderings } from './types.ts'
-export type { Deliver, InitialOffset, KafkaSourceSpec, Ordering, Outcome, SourceLog, SourceRecord } from './types.ts'
+export type {
+  Deliver,
+  InitialOffset,
+  KafkaSourceSpec,
+  Ordering,
+  Outcome,
+  SourceLog,
+  SourceObserver,
+  SourceRecord
+} from './types.ts'

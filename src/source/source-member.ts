@@ -25,7 +25,7 @@ import type { CommittedOffset, OffsetCommitter } from './offset-committer.ts'
 import { OffsetTracker } from './offset-tracker.ts'
 import type { CommitRefusal, TrackedOffset } from './offset-tracker.ts'
 import { decodeFetchedBatches } from './record-batches.ts'
-import type { Deliver, KafkaSourceSpec, Outcome, SourceLog, SourceRecord } from './types.ts'
+import type { Deliver, KafkaSourceSpec, Outcome, SourceLog, SourceObserver, SourceRecord } from './types.ts'
 import { Wake, sleep } from './wake.ts'
 
 /**
@@ -56,6 +56,7 @@ export interface SourceMemberOptions {
   readonly log: SourceLog
   /** Default: FETCH_MAX_BYTES and FETCH_PARTITION_MAX_BYTES. */
   readonly fetchLimits?: FetchLimits
+  readonly observer?: SourceObserver
 }
 
 /** The member's part of a commit's identity, as of one moment. */
@@ -666,9 +667,11 @@ export class SourceMember {
       try {
         await this.#commitRuns([{ run, tracker }], null, true)
         this.#handovers.released++
+        this.#options.observer?.onHandover?.({ sourceKey: this.#options.source.key, result: 'released' })
         break
       } catch (error) {
-        if (Date.now() + 100 > giveUpAt) {
+        if (Date.now() + 100 > giveUpAt || this.#abort.signal.aborted) {
+          this.#options.observer?.onHandover?.({ sourceKey: this.#options.source.key, result: 'failed' })
           this.#options.log(
             'warn',
             'handing over a revoked partition failed; its next owner starts from the last commit',
@@ -714,6 +717,7 @@ export class SourceMember {
               continue
             }
             this.#handovers.timedOut++
+            this.#options.observer?.onHandover?.({ sourceKey: this.#options.source.key, result: 'timed-out' })
             this.#options.log(
               'warn',
               'a former owner did not release the partition in time; starting from its last commit',
@@ -721,6 +725,7 @@ export class SourceMember {
             )
           } else if (markSeen.has(run)) {
             this.#handovers.awaited++
+            this.#options.observer?.onHandover?.({ sourceKey: this.#options.source.key, result: 'awaited' })
           }
           if (found === undefined || found.offset < 0n) missing.push(run)
           else starts.set(run, found.offset)
@@ -873,6 +878,13 @@ export class SourceMember {
 
   #refused(run: PartitionRun, offset: bigint, reason: CommitRefusal, limit: bigint): void {
     this.#commitsRefused[reason]++
+    this.#options.observer?.onCommitRefused?.({
+      sourceKey: this.#options.source.key,
+      topic: run.topic,
+      partition: run.partition,
+      offset,
+      reason
+    })
     this.#options.log(
       'warn',
       'offset commit refused',

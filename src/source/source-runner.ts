@@ -4,7 +4,7 @@ import { DEFAULT_DRAIN_MS, DEFAULT_MAX_IN_FLIGHT } from './defaults.ts'
 import { OffsetCommitter } from './offset-committer.ts'
 import { SourceMember } from './source-member.ts'
 import type { MemberStatus } from './source-member.ts'
-import type { Deliver, KafkaSourceSpec, SourceLog } from './types.ts'
+import type { Deliver, KafkaSourceSpec, SourceLog, SourceObserver } from './types.ts'
 import type { FetchLimits, KafkaClientSecurity } from '../kafka/index.ts'
 
 export interface SourceRunnerOptions {
@@ -20,6 +20,7 @@ export interface SourceRunnerOptions {
   readonly log?: SourceLog
   /** What one fetch may return; default FETCH_MAX_BYTES and FETCH_PARTITION_MAX_BYTES. */
   readonly fetchLimits?: FetchLimits
+  readonly observer?: SourceObserver
 }
 
 export interface SourceRunnerCloseOptions {
@@ -125,7 +126,8 @@ export class SourceRunner {
         deliver: this.#options.deliver,
         committer: this.#committer,
         log: this.#log,
-        ...(this.#options.fetchLimits === undefined ? {} : { fetchLimits: this.#options.fetchLimits })
+        ...(this.#options.fetchLimits === undefined ? {} : { fetchLimits: this.#options.fetchLimits }),
+        ...(this.#options.observer === undefined ? {} : { observer: this.#options.observer })
       })
       this.#members.push(member)
       member.start()

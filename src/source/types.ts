@@ -51,6 +51,22 @@ export interface KafkaSourceSpec {
   readonly maxInFlight?: number
 }
 
+/** What a member reports for metrics: commits its tracker refused, and partitions handed between members. */
+export interface SourceObserver {
+  onCommitRefused?(info: {
+    readonly sourceKey: string
+    readonly topic: string
+    readonly partition: number
+    readonly offset: bigint
+    readonly reason: 'past-unhandled' | 'released' | 'backwards'
+  }): void
+  /** `released`: a revoked partition handed over; `awaited`: a start made at a former owner's release; `timed-out`: a release waited for in vain; `failed`: a hand-over not committed. */
+  onHandover?(info: {
+    readonly sourceKey: string
+    readonly result: 'released' | 'awaited' | 'timed-out' | 'failed'
+  }): void
+}
+
 /** How the source folder reports what happens; the dispatcher's log function fits. */
 export type SourceLog = (
   level: 'info' | 'warn' | 'error',
