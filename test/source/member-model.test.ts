@@ -1,0 +1,298 @@
+// A model-based property test of a KafkaSource member's partition life, on the real broker: fast-check drives
+// random interleavings of what moves partitions between members — vreplicas added and removed on two
+// dispatchers (assign, revoke, re-assign), dispatchers closed with and without leaving and started again, records
+// produced in small batches and in batches past the fetch limits (answers empty for partitions with data), a
+// sink whose answers come late, fail and are retried — against a reference model: what the topic holds (the
+// producer's acknowledged offsets) and what reached `deliver`. After every step it asserts, from the group's
+// committed offsets as the coordinator holds them, that no commit passes a record not delivered; throughout, that
+// no record is in delivery by two members at once; at the end, that everything was delivered, the group's commit
+// is at the log end, and no member's tracker refused a commit.
+//
+//   SHOAL_MODEL_RUNS=20 npm test -- test/source/member-model.test.ts     more runs (default 2 per ordering)
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { after, describe, it } from 'node:test'
+import fc from 'fast-check'
+import { Kafka, logLevel } from 'kafkajs'
+import type { Producer } from 'kafkajs'
+import { SourceRunner } from '../../src/source/index.ts'
+import type { Ordering, Outcome, SourceRecord } from '../../src/source/index.ts'
+import { eventually, uniquePrefix } from '../helpers/controllers.ts'
+import { committedOffsets, createTopic, endOffsets, kafkaBrokers, testLog } from './helpers.ts'
+
+const PARTITIONS = 6
+const RUNS = Number(process.env['SHOAL_MODEL_RUNS'] ?? 2)
+
+/** The real system of one run: a topic, two dispatchers' runners of one group, a deliver that observes. */
+class Real {
+  readonly topic: string
+  readonly runners: Array<SourceRunner | undefined> = [undefined, undefined]
+  readonly vreplicas = [0, 0]
+  /** Every offset delivered (`partition:offset` → times). */
+  readonly delivered = new Map<string, number>()
+  /** Offsets in delivery right now, and overlaps seen (two members with the same record in delivery). */
+  readonly inDelivery = new Map<string, number>()
+  overlaps = 0
+  failRate = 0
+  delayMs = 0
+  readonly log: string[] = []
+  readonly producer: Producer
+  readonly ordering: Ordering
+  refused = 0
+
+  constructor(topic: string, ordering: Ordering, producer: Producer) {
+    this.topic = topic
+    this.ordering = ordering
+    this.producer = producer
+  }
+
+  readonly deliver = async (record: SourceRecord): Promise<Outcome> => {
+    const id = `${record.partition}:${record.offset}`
+    const now = (this.inDelivery.get(id) ?? 0) + 1
+    this.inDelivery.set(id, now)
+    if (now > 1) this.overlaps++
+    try {
+      if (this.delayMs > 0) await new Promise(resolve => setTimeout(resolve, Math.random() * this.delayMs))
+      // A throw is "not handled": the runner retries the record after a backoff.
+      if (Math.random() < this.failRate) throw new Error('sink failed')
+      this.delivered.set(id, (this.delivered.get(id) ?? 0) + 1)
+      return 'delivered'
+    } finally {
+      const left = (this.inDelivery.get(id) ?? 1) - 1
+      if (left === 0) this.inDelivery.delete(id)
+      else this.inDelivery.set(id, left)
+    }
+  }
+
+  runner(i: number): SourceRunner {
+    let runner = this.runners[i]
+    if (runner === undefined) {
+      runner = new SourceRunner({
+        brokers: kafkaBrokers(),
+        source: {
+          key: `KafkaSource/default/${this.topic}`,
+          groupId: this.topic,
+          topics: [this.topic],
+          initialOffset: 'earliest',
+          ordering: this.ordering,
+          maxInFlight: 20
+        },
+        vreplicas: 0,
+        dispatcherId: `dispatcher-${i}`,
+        deliver: this.deliver,
+        log: testLog(this.log)
+      })
+      this.runners[i] = runner
+    }
+    return runner
+  }
+
+  countRefused(): void {
+    for (const runner of this.runners) {
+      for (const member of runner?.status().members ?? []) {
+        this.refused += Object.values(member.commitsRefused).reduce((a, b) => a + b, 0)
+      }
+    }
+  }
+
+  async closeAll(): Promise<void> {
+    this.countRefused()
+    await Promise.all(this.runners.map(r => r?.close({ drainMs: 2_000, leaveGroup: true })))
+  }
+}
+
+/** The model: what the topic holds, per partition (the producer's acknowledged end offsets). */
+interface Model {
+  readonly ends: bigint[]
+}
+
+/** No commit passes a record not delivered: the group's commit on each partition ≤ its first undelivered offset. */
+async function checkCommits(model: Model, real: Real): Promise<void> {
+  const committed = await committedOffsets(real.topic, real.topic, PARTITIONS)
+  committed.forEach((commit, partition) => {
+    for (let offset = 0n; offset < commit && offset < model.ends[partition]!; offset++) {
+      if (!real.delivered.has(`${partition}:${offset}`)) {
+        assert.fail(`partition ${partition} committed at ${commit} past undelivered offset ${offset}`)
+      }
+    }
+  })
+}
+
+type Command = fc.AsyncCommand<Model, Real>
+
+class Scale implements Command {
+  readonly dispatcher: number
+  readonly vreplicas: number
+  constructor(dispatcher: number, vreplicas: number) {
+    this.dispatcher = dispatcher
+    this.vreplicas = vreplicas
+  }
+  check(): boolean {
+    return true
+  }
+  async run(model: Model, real: Real): Promise<void> {
+    real.countRefused()
+    await real.runner(this.dispatcher).setVReplicas(this.vreplicas)
+    real.vreplicas[this.dispatcher] = this.vreplicas
+    await checkCommits(model, real)
+  }
+  toString(): string {
+    return `scale dispatcher-${this.dispatcher} to ${this.vreplicas}`
+  }
+}
+
+class Restart implements Command {
+  readonly dispatcher: number
+  readonly leaveGroup: boolean
+  constructor(dispatcher: number, leaveGroup: boolean) {
+    this.dispatcher = dispatcher
+    this.leaveGroup = leaveGroup
+  }
+  check(_: Readonly<Model>): boolean {
+    return true
+  }
+  async run(model: Model, real: Real): Promise<void> {
+    const runner = real.runners[this.dispatcher]
+    if (runner !== undefined) {
+      real.countRefused()
+      await runner.close({ drainMs: 1_000, leaveGroup: this.leaveGroup })
+      real.runners[this.dispatcher] = undefined
+    }
+    await real.runner(this.dispatcher).setVReplicas(real.vreplicas[this.dispatcher]!)
+    await checkCommits(model, real)
+  }
+  toString(): string {
+    return `restart dispatcher-${this.dispatcher}${this.leaveGroup ? ' (leaving)' : ''}`
+  }
+}
+
+class Produce implements Command {
+  readonly perPartition: number
+  readonly recordBytes: number
+  constructor(perPartition: number, recordBytes: number) {
+    this.perPartition = perPartition
+    this.recordBytes = recordBytes
+  }
+  check(): boolean {
+    return true
+  }
+  async run(model: Model, real: Real): Promise<void> {
+    // One send: one batch per partition, as a real producer batches (large ones are past the fetch limits).
+    const messages = Array.from({ length: PARTITIONS }, (_, partition) =>
+      Array.from({ length: this.perPartition }, () => ({ partition, value: randomBytes(this.recordBytes) }))
+    ).flat()
+    const sent = await real.producer.send({ topic: real.topic, acks: -1, messages })
+    for (const meta of sent) {
+      const end = BigInt(meta.baseOffset ?? '0') + BigInt(this.perPartition)
+      if (end > model.ends[meta.partition]!) model.ends[meta.partition] = end
+    }
+    await checkCommits(model, real)
+  }
+  toString(): string {
+    return `produce ${this.perPartition} × ${this.recordBytes} B per partition`
+  }
+}
+
+class Sink implements Command {
+  readonly failRate: number
+  readonly delayMs: number
+  constructor(failRate: number, delayMs: number) {
+    this.failRate = failRate
+    this.delayMs = delayMs
+  }
+  check(): boolean {
+    return true
+  }
+  async run(model: Model, real: Real): Promise<void> {
+    real.failRate = this.failRate
+    real.delayMs = this.delayMs
+    await checkCommits(model, real)
+  }
+  toString(): string {
+    return `sink fails ${Math.round(this.failRate * 100)} %, answers within ${this.delayMs} ms`
+  }
+}
+
+class Pause implements Command {
+  readonly ms: number
+  constructor(ms: number) {
+    this.ms = ms
+  }
+  check(): boolean {
+    return true
+  }
+  async run(model: Model, real: Real): Promise<void> {
+    await new Promise(resolve => setTimeout(resolve, this.ms))
+    await checkCommits(model, real)
+  }
+  toString(): string {
+    return `let ${this.ms} ms pass`
+  }
+}
+
+const commands = [
+  fc.tuple(fc.integer({ min: 0, max: 1 }), fc.integer({ min: 0, max: 3 })).map(([d, n]) => new Scale(d, n)),
+  fc.tuple(fc.integer({ min: 0, max: 1 }), fc.boolean()).map(([d, leave]) => new Restart(d, leave)),
+  fc.oneof(
+    fc.integer({ min: 1, max: 60 }).map(n => new Produce(n, 200)),
+    // ~300 KB a partition: one batch past the member's 256 KiB per-partition fetch limit.
+    fc.constant(new Produce(300, 1_000))
+  ),
+  fc.tuple(fc.constantFrom(0, 0.1, 0.3), fc.constantFrom(0, 20, 200)).map(([f, d]) => new Sink(f, d)),
+  fc.integer({ min: 100, max: 1_500 }).map(ms => new Pause(ms))
+]
+
+describe('a KafkaSource member’s partition life, model-based on the real broker', () => {
+  const kafka = new Kafka({ clientId: 'member-model', brokers: kafkaBrokers(), logLevel: logLevel.NOTHING })
+  const producer = kafka.producer({ allowAutoTopicCreation: false, idempotent: true, maxInFlightRequests: 1 })
+  after(() => producer.disconnect())
+
+  for (const ordering of ['ordered', 'unordered'] as const) {
+    it(`never commits past a record not delivered, nor delivers one on two members at once (${ordering})`, async () => {
+      await producer.connect()
+      await fc.assert(
+        fc.asyncProperty(fc.commands(commands, { size: 'small', maxCommands: 7 }), async cmds => {
+          const topic = uniquePrefix(`model-${ordering}`)
+          await createTopic(topic, PARTITIONS)
+          const real = new Real(topic, ordering, producer)
+          const model: Model = { ends: Array.from({ length: PARTITIONS }, () => 0n) }
+          try {
+            // Records wait before the source exists.
+            await new Produce(40, 200).run(model, real)
+            await fc.asyncModelRun(() => ({ model, real }), cmds)
+            // Then let it settle: a healthy sink, members on both dispatchers, everything delivered.
+            real.failRate = 0
+            real.delayMs = 0
+            await real.runner(0).setVReplicas(Math.max(1, real.vreplicas[0]!))
+            await real.runner(1).setVReplicas(Math.max(1, real.vreplicas[1]!))
+            const ends = await endOffsets(topic, PARTITIONS)
+            assert.deepEqual(ends, model.ends, "the topic's ends are what the producer was acknowledged")
+            await eventually(
+              async () => {
+                const committed = await committedOffsets(topic, topic, PARTITIONS)
+                return committed.every((c, p) => c === ends[p]) ? true : undefined
+              },
+              60_000,
+              'the group committed at the log end'
+            )
+            await checkCommits(model, real)
+            const missing: string[] = []
+            ends.forEach((end, p) => {
+              for (let o = 0n; o < end; o++) if (!real.delivered.has(`${p}:${o}`)) missing.push(`${p}:${o}`)
+            })
+            assert.deepEqual(missing.slice(0, 10), [], `${missing.length} records never delivered`)
+            assert.equal(real.overlaps, 0, 'records in delivery on two members at once')
+          } finally {
+            await real.closeAll()
+          }
+          assert.equal(
+            real.refused,
+            0,
+            `commits refused by the tracker:\n${real.log.filter(l => l.includes('refused')).join('\n')}`
+          )
+        }),
+        { numRuns: RUNS, endOnFailure: true }
+      )
+    })
+  }
+})
