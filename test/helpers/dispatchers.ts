@@ -8,6 +8,8 @@ export interface DispatcherProcess {
   readonly child: ChildProcess
   /** `http://…/metrics` when started with `--metrics-port`. */
   readonly metricsUrl: string | undefined
+  /** What the process has written to stderr so far (its log at the level it was started with). */
+  readonly stderr: string
   stop(signal?: NodeJS.Signals): Promise<void>
 }
 
@@ -19,7 +21,7 @@ export async function startDispatcherProcess(
   node: string,
   capacity: number,
   extra: readonly string[] = [],
-  options: { readonly kafka?: string } = {}
+  options: { readonly kafka?: string; readonly logLevel?: string } = {}
 ): Promise<DispatcherProcess> {
   const args = [
     shoalBin,
@@ -39,7 +41,7 @@ export async function startDispatcherProcess(
     ...extra
   ]
   const child = spawn(process.execPath, args, {
-    env: { ...process.env, SHOAL_LOG_LEVEL: 'warn' },
+    env: { ...process.env, SHOAL_LOG_LEVEL: options.logLevel ?? 'warn' },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let stderr = ''
@@ -62,6 +64,9 @@ export async function startDispatcherProcess(
     id,
     child,
     metricsUrl: / metrics at (\S+)/.exec(up)?.[1],
+    get stderr() {
+      return stderr
+    },
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal)
       // A process that does not stop within 20 s is killed, so one slow shutdown cannot hang the suite.
