@@ -20,6 +20,7 @@ import {
   RELEASE_COMMIT_MS,
   REVOKE_DRAIN_MS
 } from './defaults.ts'
+import { balancedCooperativeAssigner } from './assignor.ts'
 import { drainingMark, drainingMember } from './handover.ts'
 import type { CommittedOffset, OffsetCommitter } from './offset-committer.ts'
 import { OffsetTracker } from './offset-tracker.ts'
@@ -198,6 +199,8 @@ export class SourceMember {
       heartbeatInterval: GROUP_HEARTBEAT_INTERVAL_MS,
       rebalanceTimeout: GROUP_REBALANCE_TIMEOUT_MS,
       protocols: [{ name: ASSIGNOR, version: 1 }],
+      // The leader's assignment: Shoal's own (see assignor.ts), not the client's cooperative-sticky one.
+      partitionAssigner: balancedCooperativeAssigner,
       autocommit: false,
       isolationLevel: IsolationLevels.READ_COMMITTED,
       retries: 3,
