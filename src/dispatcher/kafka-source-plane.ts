@@ -44,6 +44,8 @@ export interface KafkaSourceActivity {
 
 interface Running {
   readonly resourceVersion: string
+  /** What of its spec the runner was built from (all of it but the vreplica count): see `runnerSpecOf`. */
+  readonly spec: string
   readonly runner: SourceRunner
   /** Which credentials it connects with (securityFingerprint): a changed Secret restarts it. */
   readonly security: string
@@ -187,11 +189,19 @@ export class KafkaSourcePlane {
         placement.resourceVersion !== running.resourceVersion &&
         this.#specAt(key, placement.resourceVersion)
       ) {
+        const object = this.#specAt(key, placement.resourceVersion)!
+        if (runnerSpecOf(object) === running.spec && !this.#securityChanged(key, running)) {
+          // Only the vreplica count (or nothing the runner uses) changed, as on every `shoal scale` and autoscaler
+          // step: the members that stay go on untouched, instead of all of them closing and rejoining.
+          this.#runners.set(key, { ...running, resourceVersion: placement.resourceVersion })
+          void running.runner.setVReplicas(placement.vreplicas)
+          continue
+        }
         this.#runners.delete(key)
-        closing.push(running.runner.close({ leaveGroup: false }))
+        closing.push(running.runner.close({ leaveGroup: false, rejoining: placement.vreplicas }))
       } else if (this.#securityChanged(key, running)) {
         this.#runners.delete(key)
-        closing.push(running.runner.close({ leaveGroup: false }))
+        closing.push(running.runner.close({ leaveGroup: false, rejoining: placement.vreplicas }))
       } else if (placement.resourceVersion === running.resourceVersion) {
         void running.runner.setVReplicas(placement.vreplicas)
       }
@@ -228,6 +238,7 @@ export class KafkaSourcePlane {
       })
       this.#runners.set(key, {
         resourceVersion: placement.resourceVersion,
+        spec: runnerSpecOf(object),
         runner,
         security: securityFingerprint(net.security)
       })
@@ -294,4 +305,10 @@ export async function startKafkaSourcePlane(
   dispatcher.on('unfenced', apply)
   apply()
   return plane
+}
+
+/** A KafkaSource's spec as its runner and its deliveries use it: everything but the vreplica count. */
+function runnerSpecOf(object: StoredObject): string {
+  const { consumers: _consumers, ...rest } = (object as unknown as KafkaSource).spec
+  return JSON.stringify(rest)
 }

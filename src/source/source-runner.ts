@@ -32,6 +32,12 @@ export interface SourceRunnerCloseOptions {
    * rebalance; a source removed from this dispatcher for good should leave, so its partitions move at once.
    */
   readonly leaveGroup?: boolean
+  /**
+   * With `leaveGroup` false: the members below this index close without leaving (a runner started again in
+   * their place takes their partitions back at once), the others leave — a restart with fewer vreplicas hands
+   * the partitions of the members that will not come back over at once, not after the session timeout.
+   */
+  readonly rejoining?: number
 }
 
 /** A runner as `status()` shows it. */
@@ -92,12 +98,13 @@ export class SourceRunner {
   close(options: SourceRunnerCloseOptions = {}): Promise<void> {
     if (this.#closed) return this.#ops
     this.#closed = true
-    const close = {
-      drainMs: options.drainMs ?? DEFAULT_DRAIN_MS,
-      leaveGroup: options.leaveGroup ?? false
-    }
+    const drainMs = options.drainMs ?? DEFAULT_DRAIN_MS
+    const leaveGroup = options.leaveGroup ?? false
+    const rejoining = options.rejoining ?? Number.POSITIVE_INFINITY
     this.#ops = this.#ops.then(async () => {
-      await Promise.all(this.#members.splice(0).map(m => m.close(close)))
+      await Promise.all(
+        this.#members.splice(0).map((m, i) => m.close({ drainMs, leaveGroup: leaveGroup || i >= rejoining }))
+      )
       await this.#committer.close().catch(() => undefined)
     })
     return this.#ops
