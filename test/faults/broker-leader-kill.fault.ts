@@ -19,7 +19,7 @@ import {
   durability,
   killBroker,
   partitionStates,
-  report,
+  reportEach,
   settle,
   startBroker,
   waitFullIsr,
@@ -48,7 +48,15 @@ describe('drill: the leader broker of a busy partition SIGKILLed mid-stream', ()
         dispatchers.push(await startDispatcherProcess(prefix, `dispatcher-${i}`, zone, `${zone}-1`, 10, LIVENESS))
       }
       await createSource(controller.url, { name: 'stream', topic, sink: sink.url('stream'), consumers: 2 })
-      await waitReady(controller.url, ['stream'])
+      // Knative's default ordering beside it, on the same topic (a group of its own).
+      await createSource(controller.url, {
+        name: 'ordered',
+        topic,
+        sink: sink.url('ordered'),
+        consumers: 2,
+        ordering: 'ordered'
+      })
+      await waitReady(controller.url, ['stream', 'ordered'])
       // Every topic the drill writes, Shoal's own included, survives one broker: 3 replicas, 2 must acknowledge.
       const store = storeNames(prefix)
       const topics = [topic, store.resourcesTopic, store.statusTopic, store.contractsTopic, store.membersTopic]
@@ -73,14 +81,20 @@ describe('drill: the leader broker of a busy partition SIGKILLed mid-stream', ()
       )
       await streaming
 
-      const figures = await settle('broker-leader-kill', producer.produced, [{ name: 'stream', sink }])
-      report(figures, {
+      const sources = [
+        { name: 'stream', sink },
+        { name: 'ordered', sink }
+      ]
+      await settle('broker-leader-kill', producer.produced, sources)
+      const notes = {
         killed: `broker ${leader} (pid ${pid})`,
         newLeader: after.leader,
         failedSends: producer.failedSends
-      })
-      assert.equal(figures.produced, RECORDS)
-      assert.equal(figures.lost, 0, `lost ${figures.lostIds.slice(0, 20).join(' ')}`)
+      }
+      for (const figures of reportEach('broker-leader-kill', producer.produced, sources, notes)) {
+        assert.equal(figures.produced, RECORDS)
+        assert.equal(figures.lost, 0, `${figures.drill}: lost ${figures.lostIds.slice(0, 20).join(' ')}`)
+      }
     } finally {
       await producer.close()
       await controller?.stop()

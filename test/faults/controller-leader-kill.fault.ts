@@ -14,7 +14,7 @@ import {
   LIVENESS,
   createSource,
   createSourceDuringFailover,
-  report,
+  reportEach,
   settle,
   waitReady
 } from './harness.ts'
@@ -44,7 +44,15 @@ describe('drill: the leader controller SIGKILLed mid-stream', () => {
         dispatchers.push(await startDispatcherProcess(prefix, `dispatcher-${i}`, zone, `${zone}-1`, 10, LIVENESS))
       }
       await createSource(controllers[0]!.url, { name: 'before', topic, sink: sink.url('before'), consumers: 2 })
-      await waitReady(controllers[0]!.url, ['before'])
+      // Knative's default ordering beside it, on the same topic (a group of its own).
+      await createSource(controllers[0]!.url, {
+        name: 'ordered',
+        topic,
+        sink: sink.url('ordered'),
+        consumers: 2,
+        ordering: 'ordered'
+      })
+      await waitReady(controllers[0]!.url, ['before', 'ordered'])
 
       const streaming = producer.stream(RECORDS, 50, 100)
       await eventually(async () => (sink.ids('before').size >= 400 ? true : undefined), 120_000, 'the stream flowing')
@@ -72,15 +80,19 @@ describe('drill: the leader controller SIGKILLed mid-stream', () => {
         'a new leader among the survivors'
       )
       await streaming
-      await waitReady(survivors[1]!.url, ['before', 'after'])
+      await waitReady(survivors[1]!.url, ['before', 'ordered', 'after'])
 
-      const figures = await settle('controller-leader-kill', producer.produced, [
+      const sources = [
         { name: 'before', sink },
+        { name: 'ordered', sink },
         { name: 'after', sink }
-      ])
-      report(figures, { killed: leader.replicaId, newLeader: next.replicaId })
-      assert.equal(figures.produced, 2 * RECORDS)
-      assert.equal(figures.lost, 0, `lost ${figures.lostIds.slice(0, 20).join(' ')}`)
+      ]
+      await settle('controller-leader-kill', producer.produced, sources)
+      const notes = { killed: leader.replicaId, newLeader: next.replicaId }
+      for (const figures of reportEach('controller-leader-kill', producer.produced, sources, notes)) {
+        assert.equal(figures.produced, RECORDS)
+        assert.equal(figures.lost, 0, `${figures.drill}: lost ${figures.lostIds.slice(0, 20).join(' ')}`)
+      }
     } finally {
       await producer.close()
       await Promise.all(controllers.map(c => c.stop()))

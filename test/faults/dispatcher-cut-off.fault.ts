@@ -20,7 +20,7 @@ import {
   cutClient,
   metricSum,
   proxiedServers,
-  report,
+  reportEach,
   restoreClients,
   settle,
   waitReady
@@ -53,7 +53,7 @@ describe('drill: a dispatcher cut off from Kafka and back', () => {
             `dispatcher-${i}`,
             zone,
             `${zone}-1`,
-            1,
+            2,
             [...LIVENESS, '--metrics-port', '0'],
             { kafka: proxiedServers() }
           )
@@ -68,7 +68,16 @@ describe('drill: a dispatcher cut off from Kafka and back', () => {
         sink: sink.url('stream'),
         consumers: 2
       })
-      await waitReady(controller.url, ['stream'])
+      // Knative's default ordering beside it, on the same topic (a group of its own).
+      await createSource(controller.url, {
+        name: 'ordered',
+        topic,
+        bootstrap: proxiedServers(),
+        sink: sink.url('ordered'),
+        consumers: 2,
+        ordering: 'ordered'
+      })
+      await waitReady(controller.url, ['stream', 'ordered'])
       const state = async (): Promise<string | undefined> =>
         (await http('GET', `${controller!.url}${DISPATCHERS}/${VICTIM}`)).body?.status?.state
 
@@ -121,13 +130,16 @@ describe('drill: a dispatcher cut off from Kafka and back', () => {
       )
       await more
 
-      const figures = await settle('dispatcher-cut-off', producer.produced, [{ name: 'stream', sink }])
-      report(figures, {
-        heldConnections: restored.everHeld,
-        deliveredByVictimBeforeCut: atFence
-      })
-      assert.equal(figures.produced, 2_100)
-      assert.equal(figures.lost, 0, `lost ${figures.lostIds.slice(0, 20).join(' ')}`)
+      const sources = [
+        { name: 'stream', sink },
+        { name: 'ordered', sink }
+      ]
+      await settle('dispatcher-cut-off', producer.produced, sources)
+      const notes = { heldConnections: restored.everHeld, deliveredByVictimBeforeCut: atFence }
+      for (const figures of reportEach('dispatcher-cut-off', producer.produced, sources, notes)) {
+        assert.equal(figures.produced, 2_100)
+        assert.equal(figures.lost, 0, `${figures.drill}: lost ${figures.lostIds.slice(0, 20).join(' ')}`)
+      }
       assert.ok(restored.everHeld > 0, `the cut held ${VICTIM}'s connections: ${JSON.stringify(cut)}`)
     } finally {
       if (cut) await restoreClients()

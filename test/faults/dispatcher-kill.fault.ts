@@ -7,7 +7,7 @@ import { brokers, eventually, http, startControllerProcess, uniquePrefix } from 
 import type { ControllerProcess } from '../helpers/controllers.ts'
 import { startDispatcherProcess } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
-import { CountingSink, IdProducer, KS, LIVENESS, createSource, report, settle, waitReady } from './harness.ts'
+import { CountingSink, IdProducer, KS, LIVENESS, createSource, reportEach, settle, waitReady } from './harness.ts'
 
 const PARTITIONS = 12
 const RECORDS = 3_000
@@ -29,7 +29,15 @@ describe('drill: a dispatcher SIGKILLed mid-stream', () => {
         dispatchers.push(await startDispatcherProcess(prefix, `dispatcher-${i}`, zone, `${zone}-1`, 10, LIVENESS))
       }
       await createSource(controller.url, { name: 'stream', topic, sink: sink.url('stream'), consumers: 3 })
-      await waitReady(controller.url, ['stream'])
+      // Knative's default ordering beside it, on the same topic (a group of its own).
+      await createSource(controller.url, {
+        name: 'ordered',
+        topic,
+        sink: sink.url('ordered'),
+        consumers: 3,
+        ordering: 'ordered'
+      })
+      await waitReady(controller.url, ['stream', 'ordered'])
 
       const streaming = producer.stream(RECORDS, 100, 100)
       await eventually(async () => (sink.ids('stream').size >= 600 ? true : undefined), 120_000, 'the stream flowing')
@@ -54,10 +62,15 @@ describe('drill: a dispatcher SIGKILLed mid-stream', () => {
         120_000,
         `the vreplicas of ${victim.id} placed on the survivors`
       )
-      const figures = await settle('dispatcher-kill', producer.produced, [{ name: 'stream', sink }])
-      report(figures, { killed: victim.id })
-      assert.equal(figures.produced, RECORDS)
-      assert.equal(figures.lost, 0, `lost ${figures.lostIds.slice(0, 20).join(' ')}`)
+      const sources = [
+        { name: 'stream', sink },
+        { name: 'ordered', sink }
+      ]
+      await settle('dispatcher-kill', producer.produced, sources)
+      for (const figures of reportEach('dispatcher-kill', producer.produced, sources, { killed: victim.id })) {
+        assert.equal(figures.produced, RECORDS)
+        assert.equal(figures.lost, 0, `${figures.drill}: lost ${figures.lostIds.slice(0, 20).join(' ')}`)
+      }
     } finally {
       await producer.close()
       await controller?.stop()

@@ -307,6 +307,8 @@ export interface SourceSpec {
   readonly consumers: number
   /** `retry`, `backoffPolicy`, `backoffDelay` of spec.delivery. */
   readonly retry?: number
+  /** Default `unordered`. */
+  readonly ordering?: 'ordered' | 'unordered'
 }
 
 export function kafkaSourceManifest(spec: SourceSpec): string {
@@ -329,7 +331,7 @@ export function kafkaSourceManifest(spec: SourceSpec): string {
     `  topics: [${spec.topic}]`,
     `  consumers: ${spec.consumers}`,
     '  initialOffset: earliest',
-    '  ordering: unordered',
+    `  ordering: ${spec.ordering ?? 'unordered'}`,
     `  sink: {uri: "${spec.sink}"}`,
     ...delivery,
     ''
@@ -453,6 +455,23 @@ export function report(figures: Figures, notes: Record<string, string | number> 
   )
   const file = process.env.SHOAL_FAULTS_FIGURES
   if (file) appendFileSync(file, JSON.stringify({ ...numbers, ...notes }) + '\n')
+}
+
+/**
+ * The figures of each source on its own (`<drill> <source>`), reported one row each: a drill whose sources differ
+ * in ordering shows both side by side. Returns them in the order given.
+ */
+export function reportEach(
+  drill: string,
+  produced: ReadonlySet<string>,
+  sources: Parameters<typeof countFigures>[2],
+  notes: Record<string, string | number> = {}
+): Figures[] {
+  return sources.map(source => {
+    const figures = countFigures(`${drill} ${source.name}`, produced, [source])
+    report(figures, notes)
+    return figures
+  })
 }
 
 /** Waits until nothing is lost (or the limit), then counts: the assertion is on the figures, not on the wait. */

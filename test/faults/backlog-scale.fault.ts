@@ -1,0 +1,77 @@
+// Drill: KafkaSources created over a backlog and scaled while they drain — 2 → 6 → 1 → 4 vreplicas on three
+// dispatchers in three zones, more records produced after each step — one `ordered`, one `unordered`, on the same
+// topic. Every step is a consumer-group rebalance over records waiting and records arriving; each moved partition
+// is handed over (docs/kafka-source.md, "Rebalances: the hand-over"). Nothing may be lost; duplicates are counted.
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { ensureTopics } from '../../src/kafka/index.ts'
+import { brokers, eventually, http, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import type { ControllerProcess } from '../helpers/controllers.ts'
+import { startDispatcherProcess } from '../helpers/dispatchers.ts'
+import type { DispatcherProcess } from '../helpers/dispatchers.ts'
+import { CountingSink, IdProducer, KS, LIVENESS, createSource, reportEach, settle, waitReady } from './harness.ts'
+
+const PARTITIONS = 12
+const BACKLOG = 3_000
+const PER_STEP = 1_000
+const STEPS = [6, 1, 4]
+const SOURCES = ['unordered', 'ordered'] as const
+
+/** Sets spec.consumers as `shoal scale` does: read, change, write back with the resourceVersion read. */
+async function scale(api: string, name: string, consumers: number): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const current = await http('GET', `${api}${KS}/${name}`)
+    const body = { ...current.body, spec: { ...current.body.spec, consumers } }
+    const answer = await http('PUT', `${api}${KS}/${name}`, JSON.stringify(body), 'application/json')
+    if (answer.status === 409 && attempt < 10) continue
+    assert.equal(answer.status, 200, JSON.stringify(answer.body))
+    return
+  }
+}
+
+describe('drill: sources created over a backlog and scaled while they drain', () => {
+  it('loses nothing through 2 → 6 → 1 → 4, ordered and unordered', async () => {
+    const prefix = uniquePrefix('drill-backlog')
+    const topic = `${prefix}-topic`
+    await ensureTopics({ brokers: brokers().split(','), clientId: 'drill' }, [
+      { name: topic, partitions: PARTITIONS, configs: {} }
+    ])
+    const sink = await new CountingSink().start()
+    const producer = new IdProducer('backlog-scale', topic, PARTITIONS)
+    let controller: ControllerProcess | undefined
+    const dispatchers: DispatcherProcess[] = []
+    try {
+      // The backlog is there before the sources exist, in sends of 1,000 (batches of ~80 records a partition).
+      await producer.produce(BACKLOG, 1_000)
+      controller = await startControllerProcess(prefix, LIVENESS)
+      for (const [i, zone] of ['a', 'b', 'c'].entries()) {
+        dispatchers.push(await startDispatcherProcess(prefix, `dispatcher-${i}`, zone, `${zone}-1`, 10, LIVENESS))
+      }
+      for (const ordering of SOURCES) {
+        await createSource(controller.url, { name: ordering, topic, sink: sink.url(ordering), consumers: 2, ordering })
+      }
+      await waitReady(controller.url, [...SOURCES])
+      for (const consumers of STEPS) {
+        // Each step lands while the sources are still draining what came before.
+        await eventually(
+          async () => (SOURCES.every(s => sink.ids(s).size >= producer.produced.size / 3) ? true : undefined),
+          120_000,
+          'the sources draining'
+        )
+        for (const name of SOURCES) await scale(controller.url, name, consumers)
+        await producer.produce(PER_STEP, 200)
+      }
+      const sources = SOURCES.map(name => ({ name, sink }))
+      await settle('backlog-scale', producer.produced, sources)
+      for (const figures of reportEach('backlog-scale', producer.produced, sources, { steps: '2 → 6 → 1 → 4' })) {
+        assert.equal(figures.produced, BACKLOG + STEPS.length * PER_STEP)
+        assert.equal(figures.lost, 0, `${figures.drill}: lost ${figures.lostIds.slice(0, 20).join(' ')}`)
+      }
+    } finally {
+      await producer.close()
+      await controller?.stop()
+      await Promise.all(dispatchers.map(d => d.stop()))
+      await sink.close()
+    }
+  })
+})
