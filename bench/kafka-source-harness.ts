@@ -1,6 +1,6 @@
 // What the KafkaSource benchmarks share: a broker, a topic filled with 1 KiB records, a sink process that
-// counts, and Shoal itself — a `shoal controller` and one `shoal dispatcher` process, given a KafkaSource
-// through the API, exactly as a user runs it.
+// counts, and Shoal itself — a `shoal controller` and one `shoal dispatcher` process (or several, in zones of
+// their own), given a KafkaSource through the API, exactly as a user runs it.
 import { fork, spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
@@ -64,22 +64,28 @@ export async function deleteTopic(brokers: readonly string[], topic: string): Pr
 
 export type SinkStats = Extract<SinkMessage, { type: 'stats' }>
 
+/** Every request's `ce-id` and arrival time (ms since the epoch), from a sink started with `logIds`. */
+export type SinkDeliveries = Extract<SinkMessage, { type: 'deliveries' }>
+
 export interface Sink {
   readonly url: string
   readonly pid: number
   /** The counts since the last reset; `reset` starts a new count first. */
   stats(reset?: boolean): Promise<SinkStats>
+  /** Every request since the last reset (empty unless started with `logIds`). */
+  deliveries(): Promise<SinkDeliveries>
   stop(): Promise<void>
 }
 
 /** Forks bench/kafka-source-sink.ts. */
 export async function startSink(
-  options: { delayMs?: number; checkOrder?: boolean; countIds?: boolean } = {}
+  options: { delayMs?: number; checkOrder?: boolean; countIds?: boolean; logIds?: boolean } = {}
 ): Promise<Sink> {
   const args = [
     ...['--delay-ms', String(options.delayMs ?? 0)],
     ...(options.checkOrder ? ['--check-order'] : []),
-    ...(options.countIds ? ['--count-ids'] : [])
+    ...(options.countIds ? ['--count-ids'] : []),
+    ...(options.logIds ? ['--log-ids'] : [])
   ]
   const child = fork(sinkScript, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const exited = new Promise<void>(resolve => child.once('exit', () => resolve()))
@@ -88,19 +94,28 @@ export async function startSink(
     child.once('exit', code => reject(new Error(`sink exited ${code}`)))
   })
   let queue: Promise<unknown> = Promise.resolve()
-  const ask = (command: SinkCommand) =>
-    new Promise<SinkStats>(resolve => {
-      child.once('message', (m: SinkMessage) => m.type === 'stats' && resolve(m))
-      child.send(command)
-    })
+  // One question at a time (the queue), answered by the next message of its type.
+  const ask = <T extends SinkMessage['type']>(command: SinkCommand, type: T) => {
+    const next = queue.then(
+      () =>
+        new Promise<Extract<SinkMessage, { type: T }>>(resolve => {
+          const answer = (m: SinkMessage) => {
+            if (m.type !== type) return
+            child.off('message', answer)
+            resolve(m as Extract<SinkMessage, { type: T }>)
+          }
+          child.on('message', answer)
+          child.send(command)
+        })
+    )
+    queue = next
+    return next
+  }
   return {
     url: `http://127.0.0.1:${port}/`,
     pid: child.pid!,
-    stats(reset = false) {
-      const next = queue.then(() => ask({ type: reset ? 'reset' : 'stats' }))
-      queue = next
-      return next
-    },
+    stats: (reset = false) => ask({ type: reset ? 'reset' : 'stats' }, 'stats'),
+    deliveries: () => ask({ type: 'deliveries' }, 'deliveries'),
     async stop() {
       child.disconnect()
       await exited
@@ -193,6 +208,9 @@ export function rssBytes(pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024
 }
 
+/** How long a `shoal` process gets to exit after SIGTERM before it is killed. */
+const STOP_MS = 30_000
+
 /** A `shoal` process (`args` after the bin), ready once a stdout line matches `ready`; the line is returned. */
 export function startShoalProcess(
   args: readonly string[],
@@ -214,7 +232,14 @@ export function startShoalProcess(
         pid: child.pid!,
         async stop() {
           if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
+          // A process that does not stop in time is killed (and said so), so one hung shutdown cannot hang a run.
+          const timer = setTimeout(() => {
+            const id = args.includes('--id') ? ` ${args[args.indexOf('--id') + 1]}` : ''
+            process.stderr.write(`shoal ${args[0]}${id} did not stop ${STOP_MS / 1000} s after SIGTERM: killed\n`)
+            child.kill('SIGKILL')
+          }, STOP_MS)
           await exited
+          clearTimeout(timer)
         }
       })
     })
@@ -226,7 +251,10 @@ export function startShoalProcess(
 }
 
 export interface Shoal {
+  /** The first dispatcher's process id. */
   readonly dispatcherPid: number
+  /** Every dispatcher's process id, `dispatcher-0` first. */
+  readonly dispatcherPids: readonly number[]
   /** The controller's API, `http://host:port`. */
   readonly api: string
   /** Creates a KafkaSource through the controller's API. */
@@ -236,17 +264,38 @@ export interface Shoal {
     sink: string
     consumers: number
     ordering: 'ordered' | 'unordered'
+    /** spec.consumerGroup; the server picks one when absent. */
+    consumerGroup?: string
   }): Promise<void>
   stop(): Promise<void>
+}
+
+/** A `shoal dispatcher` to start: its zone (node `<zone>-1`) and capacity. */
+export interface DispatcherSpec {
+  readonly zone: string
+  readonly capacity: number
 }
 
 /**
  * One `shoal controller` and one `shoal dispatcher` process sharing a fresh store prefix. `dispatcherEnv` goes
  * to the dispatcher only (NODE_OPTIONS=--cpu-prof to profile it).
  */
-export async function startShoal(
+export function startShoal(
   brokers: readonly string[],
   prefix: string,
+  dispatcherEnv: NodeJS.ProcessEnv = {}
+): Promise<Shoal> {
+  return startShoalCluster(brokers, prefix, [{ zone: 'a', capacity: 12 }], dispatcherEnv)
+}
+
+/**
+ * One `shoal controller` and a `shoal dispatcher` process per spec (`dispatcher-0`, `dispatcher-1`, …, started
+ * one after the other), sharing a fresh store prefix. `dispatcherEnv` goes to the dispatchers only.
+ */
+export async function startShoalCluster(
+  brokers: readonly string[],
+  prefix: string,
+  dispatchers: readonly DispatcherSpec[],
   dispatcherEnv: NodeJS.ProcessEnv = {}
 ): Promise<Shoal> {
   const kafka = brokers.join(',')
@@ -256,22 +305,31 @@ export async function startShoal(
     {}
   )
   const api = /serving the API on (\S+)/.exec(controller.line)![1]!
-  let dispatcher: ShoalProcess
-  try {
-    dispatcher = await startShoalProcess(
-      [
-        ...['dispatcher', '--kafka', kafka, '--prefix', prefix, '--id', 'dispatcher-0'],
-        ...['--zone', 'a', '--node', 'a-1', '--capacity', '12']
-      ],
-      / up\b/,
-      dispatcherEnv
-    )
-  } catch (error) {
+  const started: ShoalProcess[] = []
+  const stop = async () => {
+    await Promise.all(started.map(d => d.stop()))
     await controller.stop()
+  }
+  try {
+    for (const [i, d] of dispatchers.entries()) {
+      started.push(
+        await startShoalProcess(
+          [
+            ...['dispatcher', '--kafka', kafka, '--prefix', prefix, '--id', `dispatcher-${i}`],
+            ...['--zone', d.zone, '--node', `${d.zone}-1`, '--capacity', String(d.capacity)]
+          ],
+          / up\b/,
+          dispatcherEnv
+        )
+      )
+    }
+  } catch (error) {
+    await stop()
     throw error
   }
   return {
-    dispatcherPid: dispatcher.pid,
+    dispatcherPid: started[0]!.pid,
+    dispatcherPids: started.map(d => d.pid),
     api,
     async createSource(spec) {
       const manifest = [
@@ -282,6 +340,7 @@ export async function startShoal(
         `  bootstrapServers: [${kafka}]`,
         `  topics: [${spec.topic}]`,
         `  consumers: ${spec.consumers}`,
+        ...(spec.consumerGroup === undefined ? [] : [`  consumerGroup: ${spec.consumerGroup}`]),
         '  initialOffset: earliest',
         `  ordering: ${spec.ordering}`,
         `  sink: {uri: "${spec.sink}"}`,
@@ -294,9 +353,6 @@ export async function startShoal(
       })
       if (response.status !== 201) throw new Error(`creating the source: ${response.status} ${await response.text()}`)
     },
-    async stop() {
-      await dispatcher.stop()
-      await controller.stop()
-    }
+    stop
   }
 }

@@ -2,7 +2,8 @@
 // node:http server that answers 202 at once (or after `--delay-ms`) and counts requests. The parent talks to
 // it over IPC: `reset` starts a count, `stats` reads it. With `--check-order` it also counts, per partition,
 // events that arrive at an offset not above the last one seen (from the `ce-id` Shoal sets). With `--count-ids`
-// it counts distinct `ce-id`s, and requests whose `ce-id` it has seen before (duplicates).
+// it counts distinct `ce-id`s, and requests whose `ce-id` it has seen before (duplicates). With `--log-ids` it
+// also keeps every request's `ce-id` and arrival time, which `deliveries` hands over.
 //
 //   forked by bench/kafka-source-harness.ts; not run by hand
 import { createServer } from 'node:http'
@@ -30,20 +31,29 @@ export type SinkMessage =
         readonly spanMs: number
       }>
     }
+  | {
+      readonly type: 'deliveries'
+      /** With --log-ids: every request's `ce-id` since the reset, in arrival order, and its arrival time. */
+      readonly ids: readonly string[]
+      /** Milliseconds since the epoch (`performance.timeOrigin + performance.now()`), one per id. */
+      readonly at: readonly number[]
+    }
 
 /** What the parent tells the sink. */
-export type SinkCommand = { readonly type: 'reset' } | { readonly type: 'stats' }
+export type SinkCommand = { readonly type: 'reset' } | { readonly type: 'stats' } | { readonly type: 'deliveries' }
 
 const { values } = parseArgs({
   options: {
     'delay-ms': { type: 'string', default: '0' },
     'check-order': { type: 'boolean', default: false },
-    'count-ids': { type: 'boolean', default: false }
+    'count-ids': { type: 'boolean', default: false },
+    'log-ids': { type: 'boolean', default: false }
   }
 })
 const delayMs = Number(values['delay-ms'])
 const checkOrder = values['check-order']
 const countIds = values['count-ids']
+const logIds = values['log-ids']
 
 let count = 0
 let first = 0
@@ -52,6 +62,7 @@ let outOfOrder = 0
 let partitions = new Map<number, { lastOffset: number; count: number; first: number; last: number }>()
 let ids = new Set<string>()
 let duplicates = 0
+let logged: { ids: string[]; at: number[] } = { ids: [], at: [] }
 
 const ID = /^partition:(\d+)\/offset:(\d+)$/
 
@@ -78,6 +89,10 @@ const server = createServer((req, res) => {
     if (ids.has(id)) duplicates++
     else ids.add(id)
   }
+  if (logIds) {
+    logged.ids.push(String(req.headers['ce-id']))
+    logged.at.push(performance.timeOrigin + now)
+  }
   req.resume()
   if (delayMs > 0) setTimeout(() => res.writeHead(202).end(), delayMs)
   else res.writeHead(202).end()
@@ -87,6 +102,10 @@ server.keepAliveTimeout = 30_000
 const send = (message: SinkMessage) => process.send!(message)
 
 process.on('message', (command: SinkCommand) => {
+  if (command.type === 'deliveries') {
+    send({ type: 'deliveries', ...logged })
+    return
+  }
   if (command.type === 'reset') {
     count = 0
     first = 0
@@ -95,6 +114,7 @@ process.on('message', (command: SinkCommand) => {
     partitions = new Map()
     ids = new Set()
     duplicates = 0
+    logged = { ids: [], at: [] }
   }
   const now = performance.now()
   send({
