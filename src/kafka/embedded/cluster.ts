@@ -351,11 +351,14 @@ class Cluster implements EmbeddedKafka {
           ? `exited (${outcome.exit.signal ?? `code ${outcome.exit.code}`}) before it was ready`
           : `did not answer a metadata request within ${Math.round((this.#init.options.startTimeoutMs ?? 90_000) / 1000)} s (${outcome.lastError})`
       const tail = [tailFile(node.logFile, 30), tailFile(node.stdoutFile, 10)].filter(Boolean).join('\n')
+      // The cause is often well above the tail: a broker that fails logs its whole shutdown after it.
+      const wide = [tailFile(node.logFile, 2_000), tailFile(node.stdoutFile, 200)].join('\n')
+      const cause = wide.split('\n').find(line => / (ERROR|FATAL) |Exception/.test(line))
       const error = new ShoalError(
         ErrorCodes.KAFKA_START,
-        `Kafka broker ${node.spec.nodeId} on ${LOOPBACK}:${node.spec.port} ${why}; the end of ${node.logFile}:\n${tail}`
+        `Kafka broker ${node.spec.nodeId} on ${LOOPBACK}:${node.spec.port} ${why}${cause ? ` (${cause.trim()})` : ''}; the end of ${node.logFile}:\n${tail}`
       )
-      if (this.#init.port === 0 && /Address already in use|BindException/.test(tail)) throw new PortTakenError(error)
+      if (this.#init.port === 0 && /Address already in use|BindException/.test(wide)) throw new PortTakenError(error)
       throw error
     } finally {
       stopWaiting.abort()
