@@ -281,6 +281,8 @@ export class SourceMember {
     }
     this.#wake.notify()
     await this.#waitForInFlight(options.drainMs)
+    // Past the drain: what is still on the wire is cut short (not handled, so delivered again by the next owner).
+    for (const run of this.#runs.values()) run.wire.abort()
     this.#abort.abort()
     await this.#loop?.catch(() => undefined)
     await Promise.all(this.#releasing)

@@ -140,4 +140,32 @@ describe('SourceRunner close and resume', () => {
     await produce(name, messages(40, 4))
     await eventually(async () => (collector.distinct === 40 ? true : undefined), 60_000, 'records after the restart')
   })
+  it('cuts requests still on the wire once the drain is over, and commits only what was handled', async () => {
+    const name = uniquePrefix('cut')
+    await createTopic(name, 1)
+    await produce(name, messages(5, 1))
+    let started = 0
+    // A sink that never answers: only the wire signal ends a delivery.
+    const deliver = (_record: SourceRecord, _signal: AbortSignal, wire: AbortSignal): Promise<Outcome> => {
+      started++
+      return new Promise((_, reject) => wire.addEventListener('abort', () => reject(new Error('cut')), { once: true }))
+    }
+    const runner = new SourceRunner({
+      brokers: kafkaBrokers(),
+      source: {
+        key: `KafkaSource/default/${name}`,
+        groupId: name,
+        topics: [name],
+        initialOffset: 'earliest',
+        ordering: 'unordered'
+      },
+      vreplicas: 1,
+      dispatcherId: 'dispatcher-0',
+      deliver,
+      log: testLog()
+    })
+    await eventually(async () => (started === 5 ? true : undefined), 60_000, 'five deliveries on the wire')
+    await runner.close({ drainMs: 300, leaveGroup: true })
+    assert.deepEqual(await committedOffsets(name, name, 1), [0n], 'nothing handled, nothing committed past')
+  })
 })
