@@ -194,7 +194,11 @@ export class KafkaSourcePlane {
           // Only the vreplica count (or nothing the runner uses) changed, as on every `shoal scale` and autoscaler
           // step: the members that stay go on untouched, instead of all of them closing and rejoining.
           this.#runners.set(key, { ...running, resourceVersion: placement.resourceVersion })
-          void running.runner.setVReplicas(placement.vreplicas)
+          running.runner
+            .setVReplicas(placement.vreplicas)
+            .catch(error =>
+              this.#options.log('error', 'scaling a source failed', { source: key, error: String(error) })
+            )
           continue
         }
         this.#runners.delete(key)
@@ -203,7 +207,9 @@ export class KafkaSourcePlane {
         this.#runners.delete(key)
         closing.push(running.runner.close({ leaveGroup: false, rejoining: placement.vreplicas }))
       } else if (placement.resourceVersion === running.resourceVersion) {
-        void running.runner.setVReplicas(placement.vreplicas)
+        running.runner
+          .setVReplicas(placement.vreplicas)
+          .catch(error => this.#options.log('error', 'scaling a source failed', { source: key, error: String(error) }))
       }
     }
     await Promise.all(closing)

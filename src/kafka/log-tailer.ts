@@ -2,6 +2,7 @@ import { Consumer } from '@platformatic/kafka'
 import type { ClusterMetadata } from '@platformatic/kafka'
 import { IsolationLevels } from './client-options.ts'
 import type { KafkaConnection } from './client-options.ts'
+import { fetchResponseOf } from './fetch-response.ts'
 import { fetchOrder, readCommitted } from './read-committed.ts'
 import type { AbortedTransaction, FetchLimits, FetchedBatch } from './read-committed.ts'
 
@@ -175,7 +176,11 @@ export class LogTailer {
       try {
         const metadata = this.#metadata ?? (await this.#refreshMetadata())
         const stale = await this.#fetchOnce(metadata)
-        if (stale) await this.#refreshMetadata()
+        if (stale) {
+          // Not at once again: a partition without a leader, or one in error, would make this a busy loop.
+          await delay(100, this.#abort.signal)
+          await this.#refreshMetadata()
+        }
         failures = 0
       } catch (error) {
         if (!this.#running) return
@@ -220,7 +225,7 @@ export class LogTailer {
     const ordered = fetchOrder(parts, this.#rounds++, p => this.#state(p.topic, p.partition).starved)
     for (const p of ordered) byTopic.set(p.topicId, [...(byTopic.get(p.topicId) ?? []), p])
     const limits = this.#options.fetchLimits ?? TAILER_FETCH_LIMITS
-    const response = await this.#consumer.fetch({
+    const fetching = this.#consumer.fetch({
       node,
       maxWaitTime: this.#options.maxWaitMs ?? 500,
       minBytes: 1,
@@ -237,15 +242,22 @@ export class LogTailer {
         }))
       }))
     })
+    // A partition-level error fails the whole call; the other partitions' data is still in the answer.
+    const response = await fetching.catch(error => {
+      const partial = fetchResponseOf(error)
+      if (partial === undefined) throw error
+      return partial
+    })
     let stale = false
+    const outOfRange: Array<{ topic: string; partition: number }> = []
     const topicNames = new Map(parts.map(p => [p.topicId, p.topic]))
     for (const topicResponse of response.responses) {
       const topic = topicNames.get(topicResponse.topicId)
       if (topic === undefined) continue
       for (const p of topicResponse.partitions) {
-        if (p.errorCode === OFFSET_OUT_OF_RANGE && p.logStartOffset > this.position(topic, p.partitionIndex)) {
-          // The log no longer starts where the tailer stands (records deleted): read on from its start.
-          this.#moveTo(this.#state(topic, p.partitionIndex), p.logStartOffset)
+        if (p.errorCode === OFFSET_OUT_OF_RANGE) {
+          // The log no longer holds the tailer's position (records deleted below it): read on from its start.
+          outOfRange.push({ topic, partition: p.partitionIndex })
           continue
         }
         if (p.errorCode !== 0) {
@@ -255,6 +267,7 @@ export class LogTailer {
         this.#apply(topic, p.partitionIndex, p.records ?? [], p.abortedTransactions ?? [], p.lastStableOffset)
       }
     }
+    if (outOfRange.length > 0) await this.#toLogStart(outOfRange)
     return stale
   }
 
@@ -274,6 +287,16 @@ export class LogTailer {
     })
     state.starved = next === asked && lastStableOffset > asked
     this.#moveTo(state, next)
+  }
+
+  /** Moves partitions whose position fell below the log's start to that start (never backwards). */
+  async #toLogStart(partitions: ReadonlyArray<{ topic: string; partition: number }>): Promise<void> {
+    const topics = [...new Set(partitions.map(p => p.topic))]
+    const starts = await this.#offsets.listOffsets({ topics, timestamp: -2n })
+    for (const { topic, partition } of partitions) {
+      const start = starts.get(topic)?.[partition]
+      if (start !== undefined) this.#moveTo(this.#state(topic, partition), start)
+    }
   }
 
   #moveTo(state: PartitionState, position: bigint): void {

@@ -98,7 +98,10 @@ export function assignPartitions(
 }
 
 /** The client's assigner hook over `assignPartitions`. */
-export const balancedCooperativeAssigner: GroupPartitionsAssigner = (_current, members, topics, metadata) => {
+export const balancedCooperativeAssigner: GroupPartitionsAssigner = (_current, members, _leaderTopics, metadata) => {
+  // Every topic some member subscribes to (the client passes the leader's own subscription only; members of one
+  // group may differ while a source's topics change, or when two sources share a consumer group).
+  const topics = new Set([...members.values()].flatMap(m => m.topics ?? []).filter(t => metadata.topics.has(t)))
   const claims: MemberClaim[] = [...members.values()].map(m => ({
     memberId: m.memberId,
     topics: (m.topics ?? []).filter(t => topics.has(t)),

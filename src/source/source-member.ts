@@ -6,6 +6,7 @@ import {
   GROUP_SESSION_TIMEOUT_MS,
   IsolationLevels,
   fetchOrder,
+  fetchResponseOf,
   kafkaSecurityOptions
 } from '../kafka/index.ts'
 import type { FetchLimits, KafkaClientSecurity } from '../kafka/index.ts'
@@ -38,6 +39,11 @@ const ASSIGNOR = 'cooperative-sticky'
 
 // Fetch response error codes handled here (the rest mean "refresh metadata and try again").
 const OFFSET_OUT_OF_RANGE = 1
+
+/** Commit ticks between two looks for partitions added to the topics (5 s). */
+const PARTITION_CHECK_TICKS = 5
+/** How old the client's cached metadata may be (its `metadataMaxAge` default). */
+const CLIENT_METADATA_MAX_AGE_MS = 5_000
 
 // Special ListOffsets timestamps.
 const EARLIEST_TIMESTAMP = -2n
@@ -164,6 +170,10 @@ export class SourceMember {
   #staleMetadata = false
   /** Fetch requests sent: rotates the order partitions are asked in (see `fetchOrder`). */
   #fetchRounds = 0
+  /** Each subscribed topic's partition count when the member last looked (see #checkPartitions). */
+  #partitionCounts: Map<string, number> | undefined
+  #growthSeenAt: number | undefined
+  #checkingPartitions = false
   #inFlight = 0
   #queued = 0
   #cursor = 0
@@ -320,9 +330,54 @@ export class SourceMember {
   async #run(): Promise<void> {
     await this.#join()
     if (this.#stopping) return
-    this.#commitTimer = setInterval(() => this.#requestCommit(), COMMIT_INTERVAL_MS)
+    // The partition counts the first assignment was made with, as near as the member can tell.
+    await this.#consumer
+      .metadata({ topics: [...this.#topics] })
+      .then(
+        m => (this.#partitionCounts ??= new Map([...this.#topics].map(t => [t, m.topics.get(t)?.partitionsCount ?? 0])))
+      )
+      .catch(() => undefined)
+    let ticks = 0
+    this.#commitTimer = setInterval(() => {
+      this.#requestCommit()
+      if (++ticks % PARTITION_CHECK_TICKS === 0) void this.#checkPartitions()
+    }, COMMIT_INTERVAL_MS)
     this.#commitTimer.unref()
     await this.#fetchLoop()
+  }
+
+  /**
+   * Partitions added to a subscribed topic are assigned only by a rebalance, and neither the client nor the
+   * coordinator starts one for them: a member that sees a topic grow rejoins (once every member's cached metadata
+   * is older than the growth, so the leader assigns with the new count).
+   */
+  async #checkPartitions(): Promise<void> {
+    if (this.#stopping || this.#checkingPartitions) return
+    this.#checkingPartitions = true
+    try {
+      const metadata = await this.#consumer.metadata({ topics: [...this.#topics], forceUpdate: true })
+      const counts = new Map([...this.#topics].map(t => [t, metadata.topics.get(t)?.partitionsCount ?? 0]))
+      const known = this.#partitionCounts
+      if (known === undefined) {
+        this.#partitionCounts = counts
+        return
+      }
+      const grown = [...counts].filter(([t, n]) => n > (known.get(t) ?? 0))
+      if (grown.length === 0) {
+        this.#growthSeenAt = undefined
+        return
+      }
+      this.#growthSeenAt ??= Date.now()
+      if (Date.now() - this.#growthSeenAt < CLIENT_METADATA_MAX_AGE_MS + 500) return
+      this.#partitionCounts = counts
+      this.#growthSeenAt = undefined
+      this.#options.log('info', 'partitions added to a topic; rejoining the group', this.#fields({ topics: grown }))
+      await this.#consumer.joinGroup({})
+    } catch (error) {
+      if (!this.#stopping) this.#options.log('warn', 'checking for added partitions failed', this.#fields({ error }))
+    } finally {
+      this.#checkingPartitions = false
+    }
   }
 
   /** Joins (or rejoins) the group, retrying until it succeeds or the member stops. */
@@ -415,6 +470,8 @@ export class SourceMember {
       list.push(run)
       byNode.set(leader, list)
     }
+    // No partition with a known leader (an election): wait a moment rather than ask for metadata at once again.
+    if (byNode.size === 0) await sleep(250, this.#abort.signal)
     await Promise.all([...byNode].map(([node, list]) => this.#fetchFrom(node, list, metadata)))
   }
 
@@ -452,7 +509,7 @@ export class SourceMember {
       })
     } catch (error) {
       // A partition-level error fails the whole call; the other partitions' data is still in the response.
-      const partial = responseOf(error)
+      const partial = fetchResponseOf(error)
       if (partial === undefined) throw error
       response = partial
     }
@@ -595,7 +652,6 @@ export class SourceMember {
    * fetch loop, woken after every delivery, pays one comparison.
    */
   #reconcile(): void {
-    if (this.#stopping) return
     const assignments = this.#consumer.assignments
     if (assignments === null || assignments === this.#reconciled) return
     this.#reconciled = assignments
@@ -606,6 +662,9 @@ export class SourceMember {
     }
     const revoked = [...this.#runs.values()].filter(run => !wanted.has(run.id))
     if (revoked.length > 0) this.#revoke(revoked)
+    // A closing member is still in the group until it leaves: what is revoked meanwhile is handed over as usual
+    // (above), what is added is left for the next rebalance.
+    if (this.#stopping) return
     const added: PartitionRun[] = []
     for (const [id, { topic, partition }] of wanted) {
       if (this.#runs.has(id)) continue
@@ -659,7 +718,8 @@ export class SourceMember {
   async #handOver(run: PartitionRun, tracker: OffsetTracker): Promise<void> {
     const drainUntil = Date.now() + REVOKE_DRAIN_MS
     if (run.inFlight > 0) {
-      await this.#commitRuns([{ run, tracker }], drainingMark(this.#options.groupInstanceId), true).catch(
+      const mark = drainingMark(this.#options.groupInstanceId)
+      await this.#chained(() => withTimeout(this.#commitRuns([{ run, tracker }], mark, true), 2_000)).catch(
         () => undefined
       )
       while (run.inFlight > 0 && Date.now() < drainUntil && !this.#abort.signal.aborted) {
@@ -670,7 +730,10 @@ export class SourceMember {
     const giveUpAt = Math.max(drainUntil, Date.now()) + RELEASE_COMMIT_MS
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.#commitRuns([{ run, tracker }], null, true)
+        // Bounded by the give-up time: a release that lands later could land after the next owner started.
+        await this.#chained(() =>
+          withTimeout(this.#commitRuns([{ run, tracker }], null, true), Math.max(1, giveUpAt - Date.now()))
+        )
         this.#handovers.released++
         this.#options.observer?.onHandover?.({ sourceKey: this.#options.source.key, result: 'released' })
         break
@@ -740,8 +803,10 @@ export class SourceMember {
         }
         for (const [run, offset] of starts) {
           if (run.revoked || run.tracker !== undefined) continue
-          // A start taken from the committed offset needs no commit; one from initialOffset gets one at once.
-          run.tracker = new OffsetTracker(offset, missing.includes(run) ? undefined : offset)
+          // A start taken from the committed offset needs no commit; one from initialOffset gets one at once, and
+          // so does one past a draining mark its former owner never released (the commit clears the mark).
+          const recommit = missing.includes(run) || drainingMember(committed.get(run.id)?.metadata) !== undefined
+          run.tracker = new OffsetTracker(offset, recommit ? undefined : offset)
         }
         if (missing.length > 0) this.#requestCommit()
         this.#wake.notify()
@@ -785,22 +850,37 @@ export class SourceMember {
   }
 
   /**
-   * The fetch position is not in the log (retention deleted it, or the log was truncated): start again at
-   * initialOffset, as Kafka's auto.offset.reset does. Moving forward skips nothing that still exists; moving
-   * back waits until the partition has nothing outstanding.
+   * The fetch position is not in the log: below its start (retention deleted records) it starts again at the
+   * log's start, past its end (the log was truncated) at its end — whatever `initialOffset` says, so no record that
+   * still exists is skipped. Moving forward skips nothing; moving back waits until the partition has nothing
+   * outstanding.
    */
   async #resetOutOfRange(run: PartitionRun, position: bigint): Promise<void> {
     if (run.resetting) return
     run.resetting = true
     try {
-      const target = (await this.#initialPositions([run])).get(run)!
+      const [start, end] = await Promise.all(
+        [EARLIEST_TIMESTAMP, LATEST_TIMESTAMP].map(async timestamp => {
+          const offsets = await this.#consumer.listOffsets({
+            topics: [run.topic],
+            partitions: { [run.topic]: [run.partition] },
+            timestamp,
+            isolationLevel: IsolationLevels.READ_COMMITTED
+          })
+          const offset = offsets.get(run.topic)?.[run.partition]
+          if (offset === undefined) throw new Error(`no offset for ${run.id}`)
+          return offset
+        })
+      )
       if (run.revoked || run.tracker === undefined || run.tracker.position !== position) return
+      const target = position < start! ? start! : position > end! ? end! : position
+      if (target === position) return
       this.#options.log(
         'warn',
-        'fetch position out of range; resetting to initialOffset',
+        'fetch position out of range; moving to the log',
         this.#fields({ partition: run.id, from: String(position), to: String(target) })
       )
-      if (target >= position) run.tracker.advanceTo(target)
+      if (target > position) run.tracker.advanceTo(target)
       else if (run.tracker.outstanding === 0 && run.inFlight === 0) run.tracker = new OffsetTracker(target)
     } catch (error) {
       if (this.#stopping) return
@@ -810,6 +890,20 @@ export class SourceMember {
       run.resetting = false
       this.#wake.notify()
     }
+  }
+
+  /**
+   * Runs a commit after every commit already on its way, so commits of one member reach the coordinator in the
+   * order they were decided: a periodic commit sent before a revoke can neither erase the hand-over's draining
+   * mark nor land after its release.
+   */
+  #chained<T>(commit: () => Promise<T>): Promise<T> {
+    const result = this.#commitChain.then(commit)
+    this.#commitChain = result.then(
+      () => undefined,
+      () => undefined
+    )
+    return result
   }
 
   /** Commits the owned partitions now, after any commit already on its way. */
@@ -920,29 +1014,6 @@ export class SourceMember {
 function lagOf(endOffset: bigint | undefined, committable: bigint | undefined): bigint | undefined {
   if (endOffset === undefined || committable === undefined) return undefined
   return endOffset > committable ? endOffset - committable : 0n
-}
-
-/** The fetch response a failed fetch still carries (partition-level errors fail the whole call). */
-function responseOf(error: unknown): fetchV17.FetchResponse | undefined {
-  const seen = new Set<unknown>()
-  const visit = (e: unknown): fetchV17.FetchResponse | undefined => {
-    if (typeof e !== 'object' || e === null || seen.has(e)) return undefined
-    seen.add(e)
-    const response = (e as { response?: unknown }).response
-    if (
-      typeof response === 'object' &&
-      response !== null &&
-      Array.isArray((response as { responses?: unknown }).responses)
-    ) {
-      return response as fetchV17.FetchResponse
-    }
-    for (const inner of (e as { errors?: unknown[] }).errors ?? []) {
-      const found = visit(inner)
-      if (found) return found
-    }
-    return undefined
-  }
-  return visit(error)
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { assignPartitions } from '../../src/source/assignor.ts'
+import { assignPartitions, balancedCooperativeAssigner } from '../../src/source/assignor.ts'
 import type { MemberClaim } from '../../src/source/assignor.ts'
 
 const TOPIC = 't'
@@ -131,5 +131,22 @@ describe('assignPartitions', () => {
         ['c', [2, 5]]
       ]
     )
+  })
+
+  it('assigns every topic some member subscribes to, not only the leader’s (the client passes the leader’s own)', () => {
+    const metadata = {
+      topics: new Map([
+        ['t1', { partitionsCount: 2 }],
+        ['t2', { partitionsCount: 2 }]
+      ])
+    }
+    const members = new Map([
+      ['a', { memberId: 'a', topics: ['t1'], ownedPartitions: [], generationId: -1 }],
+      ['b', { memberId: 'b', topics: ['t2'], ownedPartitions: [], generationId: -1 }]
+    ])
+    const out = balancedCooperativeAssigner('a', members as never, new Set(['t1']), metadata as never)
+    const of = (id: string) => [...(out.find(m => m.memberId === id)?.assignments.values() ?? [])]
+    assert.deepEqual(of('a'), [{ topic: 't1', partitions: [0, 1] }])
+    assert.deepEqual(of('b'), [{ topic: 't2', partitions: [0, 1] }])
   })
 })

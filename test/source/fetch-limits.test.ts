@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto'
 import { after, describe, it } from 'node:test'
 import { CompressionTypes, Kafka, logLevel } from 'kafkajs'
 import type { Producer } from 'kafkajs'
+import { Admin } from '@platformatic/kafka'
 import { LogTailer } from '../../src/kafka/index.ts'
 import type { LogRecord } from '../../src/kafka/index.ts'
 import { SourceRunner } from '../../src/source/index.ts'
@@ -228,6 +229,38 @@ describe('the log tailer on answers a real broker gives', () => {
       const missing = missingFrom(idsOf(seen), await allOffsets(topic, 8))
       assert.deepEqual(missing.slice(0, 20), [], `${missing.length} records skipped by the tailer`)
       assert.equal(seen.length, 960, 'each record once')
+    } finally {
+      await tailer.close()
+    }
+  })
+
+  it('reads on from the log start when records below its position were deleted', async () => {
+    const topic = uniquePrefix('tailer-deleted')
+    await createTopic(topic, 2)
+    await withProducer({}, async producer => {
+      await producer.send({ topic, acks: -1, messages: [0, 1].flatMap(p => batchOf(p, 10, 100)) })
+    })
+    const admin = new Admin({ clientId: `${topic}-admin`, bootstrapBrokers: kafkaBrokers() })
+    try {
+      await admin.deleteRecords({ topics: [{ name: topic, partitions: [{ partition: 0, offset: 5n }] }] })
+    } finally {
+      await admin.close()
+    }
+    const seen: LogRecord[] = []
+    const tailer = new LogTailer({
+      connection: { brokers: kafkaBrokers(), clientId: `${topic}-tailer` },
+      topics: [topic],
+      onRecord: r => seen.push(r)
+    })
+    await tailer.start()
+    try {
+      await tailer.barrier([{ topic }], { timeoutMs: 30_000 })
+      assert.equal(tailer.position(topic, 0), 10n)
+      assert.deepEqual(
+        seen.filter(r => r.partition === 0).map(r => r.offset),
+        [5n, 6n, 7n, 8n, 9n]
+      )
+      assert.equal(seen.filter(r => r.partition === 1).length, 10, 'the other partition is read in the same answers')
     } finally {
       await tailer.close()
     }

@@ -1,0 +1,108 @@
+// Group changes the hand-over and the member must get right beyond scale steps: a member that is closing when a
+// rebalance takes its partitions, and partitions added to a topic while members run.
+import assert from 'node:assert/strict'
+import { after, describe, it } from 'node:test'
+import { Admin } from '@platformatic/kafka'
+import { SourceRunner } from '../../src/source/index.ts'
+import type { KafkaSourceSpec, Outcome, SourceRecord } from '../../src/source/index.ts'
+import { eventually, uniquePrefix } from '../helpers/controllers.ts'
+import { Collector, createTopic, kafkaBrokers, messages, produce, testLog } from './helpers.ts'
+
+const sourceOf = (name: string): KafkaSourceSpec => ({
+  key: `KafkaSource/default/${name}`,
+  groupId: name,
+  topics: [name],
+  initialOffset: 'earliest',
+  ordering: 'ordered'
+})
+
+describe('a KafkaSource group changing under its members', () => {
+  const cleanup: Array<() => Promise<unknown>> = []
+  after(async () => {
+    for (const c of cleanup.reverse()) await c().catch(() => undefined)
+  })
+
+  it('hands over the partitions of a member that is closing: no record in delivery on two members at once', async () => {
+    const name = uniquePrefix('close-revoke')
+    await createTopic(name, 2)
+    await produce(name, messages(20, 2))
+    const active = new Map<string, string>()
+    const overlaps: string[] = []
+    const delivered = new Set<string>()
+    const slow =
+      (who: string) =>
+      async (record: SourceRecord): Promise<Outcome> => {
+        const id = `${record.partition}:${record.offset}`
+        if (active.has(id)) overlaps.push(`${id} on ${active.get(id)} and ${who}`)
+        active.set(id, who)
+        await new Promise(resolve => setTimeout(resolve, 2_000))
+        active.delete(id)
+        delivered.add(id)
+        return 'delivered'
+      }
+    const first = new SourceRunner({
+      brokers: kafkaBrokers(),
+      source: sourceOf(name),
+      vreplicas: 1,
+      dispatcherId: 'dispatcher-0',
+      deliver: slow('dispatcher-0'),
+      log: testLog()
+    })
+    cleanup.push(() => first.close())
+    await eventually(
+      async () => (first.status().members[0]?.inFlight === 2 ? true : undefined),
+      30_000,
+      'both partitions in delivery on the first member'
+    )
+    // The first member starts closing (a 10 s drain) and a second joins meanwhile: the rebalance revokes the
+    // closing member's partitions while their deliveries are on the wire.
+    const closing = first.close({ drainMs: 10_000, leaveGroup: true })
+    const second = new SourceRunner({
+      brokers: kafkaBrokers(),
+      source: sourceOf(name),
+      vreplicas: 1,
+      dispatcherId: 'dispatcher-1',
+      deliver: slow('dispatcher-1'),
+      log: testLog()
+    })
+    cleanup.push(() => second.close({ leaveGroup: true }))
+    await closing
+    await eventually(async () => (delivered.size === 20 ? true : undefined), 120_000, 'every record delivered')
+    assert.deepEqual(overlaps, [], 'records in delivery on two members at once')
+  })
+
+  for (const vreplicas of [1, 2]) {
+    it(`delivers the records of partitions added to the topic while ${vreplicas} member(s) run`, async () => {
+      const name = uniquePrefix(`grow-${vreplicas}`)
+      await createTopic(name, 2)
+      const collector = new Collector()
+      const runner = new SourceRunner({
+        brokers: kafkaBrokers(),
+        source: sourceOf(name),
+        vreplicas,
+        dispatcherId: 'dispatcher-0',
+        deliver: collector.deliver,
+        log: testLog()
+      })
+      cleanup.push(() => runner.close({ leaveGroup: true }))
+      await produce(name, [
+        { partition: 0, value: 'p0' },
+        { partition: 1, value: 'p1' }
+      ])
+      await eventually(async () => (collector.distinct === 2 ? true : undefined), 60_000, 'the first partitions')
+      const admin = new Admin({ clientId: `${name}-admin`, bootstrapBrokers: kafkaBrokers() })
+      try {
+        await admin.createPartitions({ topics: [{ name, count: 4 }] })
+      } finally {
+        await admin.close()
+      }
+      await produce(name, [
+        { partition: 2, value: 'p2' },
+        { partition: 3, value: 'p3' }
+      ])
+      await eventually(async () => (collector.distinct === 4 ? true : undefined), 60_000, 'the added partitions')
+      const owned = runner.status().members.flatMap(m => m.partitions.map(p => p.partition))
+      assert.deepEqual(owned.sort(), [0, 1, 2, 3])
+    })
+  }
+})
