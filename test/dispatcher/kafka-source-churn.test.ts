@@ -15,7 +15,14 @@ import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import type { TestContext } from 'node:test'
 import { Kafka, logLevel } from 'kafkajs'
-import { brokers, eventually, http, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import {
+  brokers,
+  eventually,
+  http,
+  scaleKafkaSource,
+  startControllerProcess,
+  uniquePrefix
+} from '../helpers/controllers.ts'
 import type { ControllerProcess } from '../helpers/controllers.ts'
 import { startDispatcherProcess } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
@@ -106,7 +113,7 @@ async function churn(t: TestContext, ordering: 'ordered' | 'unordered'): Promise
 
     // A third dispatcher joins mid-stream, and the scale-up places members on it.
     await startDispatcher('dispatcher-2', 'c')
-    await scale(api, 6)
+    await scaleKafkaSource(api, NAME, 6)
     await produce(PER_STEP)
     const six = await settled(api, group, topic, 6)
     await flowing(sink, () => produced, 200)
@@ -123,12 +130,12 @@ async function churn(t: TestContext, ordering: 'ordered' | 'unordered'): Promise
     // Its replacement (the same id, as a restarted pod) gets members at the next scale-up.
     await startDispatcher(victim, String.fromCharCode(97 + Number(victim.slice(-1))))
 
-    await scale(api, 1)
+    await scaleKafkaSource(api, NAME, 1)
     await produce(PER_STEP)
     await settled(api, group, topic, 1)
     step('consumers 1')
 
-    await scale(api, 0)
+    await scaleKafkaSource(api, NAME, 0)
     await settled(api, group, topic, 0)
     // Nobody consumes now, so what the group committed must all be at the sink already.
     const committedAtZero = await committedOffsets(group, topic, PARTITIONS)
@@ -137,7 +144,7 @@ async function churn(t: TestContext, ordering: 'ordered' | 'unordered'): Promise
     await produce(PER_STEP)
     step(`consumers 0, committed ${committedAtZero.join(',')}`)
 
-    await scale(api, 4)
+    await scaleKafkaSource(api, NAME, 4)
     await produce(PER_STEP)
     const four = await settled(api, group, topic, 4)
     step(`consumers 4 on ${describePlacements(four)}`)
@@ -252,18 +259,6 @@ async function startSink(): Promise<Sink> {
 }
 
 /** `shoal scale kafkasource churn --consumers N` over the API: read, replace with the new count, retried on 409. */
-async function scale(api: string, consumers: number): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    const current = await http('GET', `${api}${KS}/${NAME}`)
-    assert.equal(current.status, 200, JSON.stringify(current.body))
-    const body = { ...current.body, spec: { ...current.body.spec, consumers } }
-    const answer = await http('PUT', `${api}${KS}/${NAME}`, JSON.stringify(body), 'application/json')
-    if (answer.status === 409 && attempt < 10) continue
-    assert.equal(answer.status, 200, JSON.stringify(answer.body))
-    return
-  }
-}
-
 /**
  * Waits until the controller has placed `consumers` vreplicas (none on `gone`) and Kafka's group shows exactly
  * that many members, none of `gone`, stable, with every partition assigned once; returns the placements.

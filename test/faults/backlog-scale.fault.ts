@@ -5,29 +5,17 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ensureTopics } from '../../src/kafka/index.ts'
-import { brokers, eventually, http, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import { brokers, eventually, scaleKafkaSource, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
 import type { ControllerProcess } from '../helpers/controllers.ts'
 import { startDispatcherProcess } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
-import { CountingSink, IdProducer, KS, LIVENESS, createSource, reportEach, settle, waitReady } from './harness.ts'
+import { CountingSink, IdProducer, LIVENESS, createSource, reportEach, settle, waitReady } from './harness.ts'
 
 const PARTITIONS = 12
 const BACKLOG = 3_000
 const PER_STEP = 1_000
 const STEPS = [6, 1, 4]
 const SOURCES = ['unordered', 'ordered'] as const
-
-/** Sets spec.consumers as `shoal scale` does: read, change, write back with the resourceVersion read. */
-async function scale(api: string, name: string, consumers: number): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    const current = await http('GET', `${api}${KS}/${name}`)
-    const body = { ...current.body, spec: { ...current.body.spec, consumers } }
-    const answer = await http('PUT', `${api}${KS}/${name}`, JSON.stringify(body), 'application/json')
-    if (answer.status === 409 && attempt < 10) continue
-    assert.equal(answer.status, 200, JSON.stringify(answer.body))
-    return
-  }
-}
 
 describe('drill: sources created over a backlog and scaled while they drain', () => {
   it('loses nothing through 2 → 6 → 1 → 4, ordered and unordered', async () => {
@@ -58,7 +46,7 @@ describe('drill: sources created over a backlog and scaled while they drain', ()
           120_000,
           'the sources draining'
         )
-        for (const name of SOURCES) await scale(controller.url, name, consumers)
+        for (const name of SOURCES) await scaleKafkaSource(controller.url, name, consumers)
         await producer.produce(PER_STEP, 200)
       }
       const sources = SOURCES.map(name => ({ name, sink }))

@@ -146,3 +146,20 @@ export async function replicas(url: string): Promise<Replica[]> {
   const newest = Math.max(...view.replicas.map(r => r.generation))
   return view.replicas.filter(r => r.generation === newest)
 }
+
+/**
+ * Sets a KafkaSource's `spec.consumers` as `shoal scale` does: reads it, changes the count, writes it back with the
+ * resourceVersion read (again on a conflict).
+ */
+export async function scaleKafkaSource(api: string, name: string, consumers: number): Promise<void> {
+  const url = `${api}/apis/sources.knative.dev/v1beta1/namespaces/default/kafkasources/${name}`
+  for (let attempt = 0; ; attempt++) {
+    const current = await http('GET', url)
+    if (current.status !== 200) throw new Error(`reading ${name}: ${current.status} ${JSON.stringify(current.body)}`)
+    const body = { ...current.body, spec: { ...current.body.spec, consumers } }
+    const answer = await http('PUT', url, JSON.stringify(body), 'application/json')
+    if (answer.status === 409 && attempt < 10) continue
+    if (answer.status !== 200) throw new Error(`scaling ${name}: ${answer.status} ${JSON.stringify(answer.body)}`)
+    return
+  }
+}

@@ -3,28 +3,7 @@ import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import { fetchOrder, readCommitted } from '../../src/kafka/index.ts'
 import type { FetchedBatch } from '../../src/kafka/index.ts'
-
-const TRANSACTIONAL = 0x10
-const CONTROL = 0x20
-
-function batch(firstOffset: bigint, count: number, options: Partial<FetchedBatch> = {}): FetchedBatch {
-  return {
-    firstOffset,
-    lastOffsetDelta: count - 1,
-    attributes: 0,
-    producerId: -1n,
-    firstTimestamp: 0n,
-    maxTimestamp: 0n,
-    records: Array.from({ length: count }, (_, i) => ({
-      offsetDelta: i,
-      timestampDelta: 0n,
-      key: null,
-      value: null,
-      headers: []
-    })),
-    ...options
-  }
-}
+import { CONTROL, TRANSACTIONAL, batch } from '../helpers/batches.ts'
 
 const visited = (batches: readonly FetchedBatch[], position: bigint) => {
   const offsets: bigint[] = []

@@ -11,6 +11,7 @@ import {
   kafkaBrokers,
   messages,
   produce,
+  runnerOf,
   testLog
 } from './helpers.ts'
 
@@ -150,20 +151,7 @@ describe('SourceRunner close and resume', () => {
       started++
       return new Promise((_, reject) => wire.addEventListener('abort', () => reject(new Error('cut')), { once: true }))
     }
-    const runner = new SourceRunner({
-      brokers: kafkaBrokers(),
-      source: {
-        key: `KafkaSource/default/${name}`,
-        groupId: name,
-        topics: [name],
-        initialOffset: 'earliest',
-        ordering: 'unordered'
-      },
-      vreplicas: 1,
-      dispatcherId: 'dispatcher-0',
-      deliver,
-      log: testLog()
-    })
+    const runner = runnerOf(name, deliver, { ordering: 'unordered' })
     await eventually(async () => (started === 5 ? true : undefined), 60_000, 'five deliveries on the wire')
     await runner.close({ drainMs: 300, leaveGroup: true })
     assert.deepEqual(await committedOffsets(name, name, 1), [0n], 'nothing handled, nothing committed past')

@@ -13,10 +13,9 @@ import type { Producer } from 'kafkajs'
 import { Admin } from '@platformatic/kafka'
 import { LogTailer } from '../../src/kafka/index.ts'
 import type { LogRecord } from '../../src/kafka/index.ts'
-import { SourceRunner } from '../../src/source/index.ts'
 import type { FetchLimits } from '../../src/kafka/index.ts'
 import { eventually, uniquePrefix } from '../helpers/controllers.ts'
-import { Collector, committedOffsets, createTopic, endOffsets, kafkaBrokers, testLog } from './helpers.ts'
+import { Collector, committedOffsets, createTopic, endOffsets, kafkaBrokers, runnerOf, testLog } from './helpers.ts'
 
 const kafka = new Kafka({ clientId: 'fetch-limits', brokers: kafkaBrokers(), logLevel: logLevel.NOTHING })
 
@@ -78,21 +77,12 @@ describe('fetch answers a real broker gives', () => {
   ): Promise<{ collector: Collector; lines: string[] }> {
     const collector = new Collector()
     const lines: string[] = []
-    const runner = new SourceRunner({
-      brokers: kafkaBrokers(),
-      source: {
-        key: `KafkaSource/default/${topic}`,
-        groupId: topic,
-        topics: [topic],
-        initialOffset: 'earliest',
-        ordering: options.ordering
-      },
-      vreplicas: 1,
-      dispatcherId: 'dispatcher-0',
-      deliver: collector.deliver,
-      log: testLog(lines),
-      ...(options.fetchLimits === undefined ? {} : { fetchLimits: options.fetchLimits })
-    })
+    const runner = runnerOf(
+      topic,
+      collector.deliver,
+      { ordering: options.ordering },
+      { log: testLog(lines), ...(options.fetchLimits === undefined ? {} : { fetchLimits: options.fetchLimits }) }
+    )
     cleanup.push(() => runner.close())
     const ends = await endOffsets(topic, partitions)
     await eventually(

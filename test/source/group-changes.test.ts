@@ -3,18 +3,9 @@
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
 import { Admin } from '@platformatic/kafka'
-import { SourceRunner } from '../../src/source/index.ts'
-import type { KafkaSourceSpec, Outcome, SourceRecord } from '../../src/source/index.ts'
+import type { Outcome, SourceRecord } from '../../src/source/index.ts'
 import { eventually, uniquePrefix } from '../helpers/controllers.ts'
-import { Collector, createTopic, kafkaBrokers, messages, produce, testLog } from './helpers.ts'
-
-const sourceOf = (name: string): KafkaSourceSpec => ({
-  key: `KafkaSource/default/${name}`,
-  groupId: name,
-  topics: [name],
-  initialOffset: 'earliest',
-  ordering: 'ordered'
-})
+import { Collector, createTopic, kafkaBrokers, messages, produce, runnerOf } from './helpers.ts'
 
 describe('a KafkaSource group changing under its members', () => {
   const cleanup: Array<() => Promise<unknown>> = []
@@ -40,14 +31,7 @@ describe('a KafkaSource group changing under its members', () => {
         delivered.add(id)
         return 'delivered'
       }
-    const first = new SourceRunner({
-      brokers: kafkaBrokers(),
-      source: sourceOf(name),
-      vreplicas: 1,
-      dispatcherId: 'dispatcher-0',
-      deliver: slow('dispatcher-0'),
-      log: testLog()
-    })
+    const first = runnerOf(name, slow('dispatcher-0'))
     cleanup.push(() => first.close())
     await eventually(
       async () => (first.status().members[0]?.inFlight === 2 ? true : undefined),
@@ -57,14 +41,7 @@ describe('a KafkaSource group changing under its members', () => {
     // The first member starts closing (a 10 s drain) and a second joins meanwhile: the rebalance revokes the
     // closing member's partitions while their deliveries are on the wire.
     const closing = first.close({ drainMs: 10_000, leaveGroup: true })
-    const second = new SourceRunner({
-      brokers: kafkaBrokers(),
-      source: sourceOf(name),
-      vreplicas: 1,
-      dispatcherId: 'dispatcher-1',
-      deliver: slow('dispatcher-1'),
-      log: testLog()
-    })
+    const second = runnerOf(name, slow('dispatcher-1'), {}, { dispatcherId: 'dispatcher-1' })
     cleanup.push(() => second.close({ leaveGroup: true }))
     await closing
     await eventually(async () => (delivered.size === 20 ? true : undefined), 120_000, 'every record delivered')
@@ -76,14 +53,7 @@ describe('a KafkaSource group changing under its members', () => {
       const name = uniquePrefix(`grow-${vreplicas}`)
       await createTopic(name, 2)
       const collector = new Collector()
-      const runner = new SourceRunner({
-        brokers: kafkaBrokers(),
-        source: sourceOf(name),
-        vreplicas,
-        dispatcherId: 'dispatcher-0',
-        deliver: collector.deliver,
-        log: testLog()
-      })
+      const runner = runnerOf(name, collector.deliver, {}, { vreplicas })
       cleanup.push(() => runner.close({ leaveGroup: true }))
       await produce(name, [
         { partition: 0, value: 'p0' },

@@ -1,6 +1,14 @@
 import { Admin, ProduceAcks, Producer } from '@platformatic/kafka'
 import { ensureTopics } from '../../src/kafka/index.ts'
-import type { Outcome, SourceLog, SourceRecord } from '../../src/source/index.ts'
+import { SourceRunner } from '../../src/source/index.ts'
+import type {
+  Deliver,
+  KafkaSourceSpec,
+  Outcome,
+  SourceLog,
+  SourceRecord,
+  SourceRunnerOptions
+} from '../../src/source/index.ts'
 import { brokers } from '../helpers/controllers.ts'
 
 export function kafkaBrokers(): string[] {
@@ -145,4 +153,32 @@ export function testLog(lines: string[] = []): SourceLog {
       `${level} ${message} ${JSON.stringify(fields, (_, v: unknown) => (typeof v === 'bigint' ? String(v) : v instanceof Error ? v.message : v))}`
     )
   }
+}
+
+/**
+ * A runner of the source named `name` (its topic and group too), `earliest`, on the test's Kafka: vreplicas 1
+ * on `dispatcher-0` unless `options` say otherwise.
+ */
+export function runnerOf(
+  name: string,
+  deliver: Deliver,
+  source: Partial<KafkaSourceSpec> = {},
+  options: Partial<Omit<SourceRunnerOptions, 'source' | 'deliver'>> = {}
+): SourceRunner {
+  return new SourceRunner({
+    brokers: kafkaBrokers(),
+    source: {
+      key: `KafkaSource/default/${name}`,
+      groupId: name,
+      topics: [name],
+      initialOffset: 'earliest',
+      ordering: 'ordered',
+      ...source
+    },
+    vreplicas: 1,
+    dispatcherId: 'dispatcher-0',
+    log: testLog(),
+    ...options,
+    deliver
+  })
 }

@@ -1,34 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { decodeFetchedBatches } from '../../src/source/record-batches.ts'
-import type { FetchedBatch } from '../../src/kafka/index.ts'
-
-const TRANSACTIONAL = 0x10
-const CONTROL = 0x20
-const LOG_APPEND_TIME = 0x08
-
-function batch(firstOffset: bigint, count: number, options: Partial<FetchedBatch> = {}): FetchedBatch {
-  return {
-    firstOffset,
-    lastOffsetDelta: count - 1,
-    attributes: 0,
-    producerId: -1n,
-    firstTimestamp: 1_000n,
-    maxTimestamp: 2_000n,
-    records: Array.from({ length: count }, (_, i) => ({
-      offsetDelta: i,
-      timestampDelta: BigInt(i),
-      key: null,
-      value: Buffer.from(`v${firstOffset + BigInt(i)}`),
-      headers: [[Buffer.from('h'), Buffer.from('x')]] as const
-    })),
-    ...options
-  }
-}
-
-function marker(offset: bigint, producerId: bigint): FetchedBatch {
-  return { ...batch(offset, 1), attributes: TRANSACTIONAL | CONTROL, producerId, records: [] }
-}
+import { LOG_APPEND_TIME, TRANSACTIONAL, batch, marker } from '../helpers/batches.ts'
 
 const offsets = (r: { records: Array<{ offset: bigint }> }): bigint[] => r.records.map(x => x.offset)
 
