@@ -87,6 +87,30 @@ describe('a KafkaSource group changing under its members', () => {
     assert.equal(moved, 1, 'the second member started its partition at the first one’s release')
   })
 
+  it('gives a member that joins a full group its share (the client’s own assignor left it with none)', async () => {
+    const name = uniquePrefix('join-full')
+    await createTopic(name, 12)
+    const collector = new Collector()
+    const first = runnerOf(name, collector.deliver, {}, { vreplicas: 4 })
+    cleanup.push(() => first.close({ leaveGroup: true }))
+    const shares = (runner: typeof first) => runner.status().members.map(m => m.partitions.length)
+    await eventually(
+      async () => (shares(first).join() === '3,3,3,3' ? true : undefined),
+      60_000,
+      'four members holding three partitions each'
+    )
+    const second = runnerOf(name, collector.deliver, {}, { dispatcherId: 'dispatcher-1' })
+    cleanup.push(() => second.close({ leaveGroup: true }))
+    await eventually(
+      async () => {
+        const all = [...shares(first), ...shares(second)]
+        return all.length === 5 && all.reduce((a, b) => a + b, 0) === 12 && Math.min(...all) >= 2 ? true : undefined
+      },
+      60_000,
+      'five members holding two or three partitions each'
+    )
+  })
+
   for (const vreplicas of [1, 2]) {
     it(`delivers the records of partitions added to the topic while ${vreplicas} member(s) run`, async () => {
       const name = uniquePrefix(`grow-${vreplicas}`)
