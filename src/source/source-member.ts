@@ -64,6 +64,11 @@ export interface SourceMemberOptions {
   /** Default: FETCH_MAX_BYTES and FETCH_PARTITION_MAX_BYTES. */
   readonly fetchLimits?: FetchLimits
   readonly observer?: SourceObserver
+  /**
+   * Whether this member looks for partitions added to its topics (default true). One member per group and
+   * dispatcher is enough — its rejoin rebalances the whole group — so a runner lets only its first one look.
+   */
+  readonly watchPartitions?: boolean
 }
 
 /** The member's part of a commit's identity, as of one moment. */
@@ -340,7 +345,7 @@ export class SourceMember {
     let ticks = 0
     this.#commitTimer = setInterval(() => {
       this.#requestCommit()
-      if (++ticks % PARTITION_CHECK_TICKS === 0) void this.#checkPartitions()
+      if (this.#options.watchPartitions !== false && ++ticks % PARTITION_CHECK_TICKS === 0) void this.#checkPartitions()
     }, COMMIT_INTERVAL_MS)
     this.#commitTimer.unref()
     await this.#fetchLoop()

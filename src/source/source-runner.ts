@@ -134,7 +134,8 @@ export class SourceRunner {
         committer: this.#committer,
         log: this.#log,
         ...(this.#options.fetchLimits === undefined ? {} : { fetchLimits: this.#options.fetchLimits }),
-        ...(this.#options.observer === undefined ? {} : { observer: this.#options.observer })
+        ...(this.#options.observer === undefined ? {} : { observer: this.#options.observer }),
+        watchPartitions: index === 0
       })
       this.#members.push(member)
       member.start()
