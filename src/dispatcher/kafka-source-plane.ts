@@ -185,31 +185,24 @@ export class KafkaSourcePlane {
         this.#runners.delete(key)
         // Leaving the group hands its partitions over at once; a fenced dispatcher keeps its static ids.
         closing.push(running.runner.close({ leaveGroup: this.#running }))
-      } else if (
-        placement.resourceVersion !== running.resourceVersion &&
-        this.#specAt(key, placement.resourceVersion)
-      ) {
-        const object = this.#specAt(key, placement.resourceVersion)!
-        if (runnerSpecOf(object) === running.spec && !this.#securityChanged(key, running)) {
+      } else {
+        const moved = placement.resourceVersion !== running.resourceVersion
+        // A newer spec not read yet: the resources record will call us again.
+        const newer = moved ? this.#specAt(key, placement.resourceVersion) : undefined
+        if (this.#securityChanged(key, running) || (newer !== undefined && runnerSpecOf(newer) !== running.spec)) {
+          // Members that will come back under their static ids rejoin at once; the others leave the group.
+          this.#runners.delete(key)
+          closing.push(running.runner.close({ leaveGroup: false, rejoining: placement.vreplicas }))
+        } else if (!moved || newer !== undefined) {
           // Only the vreplica count (or nothing the runner uses) changed, as on every `shoal scale` and autoscaler
           // step: the members that stay go on untouched, instead of all of them closing and rejoining.
-          this.#runners.set(key, { ...running, resourceVersion: placement.resourceVersion })
+          if (moved) this.#runners.set(key, { ...running, resourceVersion: placement.resourceVersion })
           running.runner
             .setVReplicas(placement.vreplicas)
             .catch(error =>
               this.#options.log('error', 'scaling a source failed', { source: key, error: String(error) })
             )
-          continue
         }
-        this.#runners.delete(key)
-        closing.push(running.runner.close({ leaveGroup: false, rejoining: placement.vreplicas }))
-      } else if (this.#securityChanged(key, running)) {
-        this.#runners.delete(key)
-        closing.push(running.runner.close({ leaveGroup: false, rejoining: placement.vreplicas }))
-      } else if (placement.resourceVersion === running.resourceVersion) {
-        running.runner
-          .setVReplicas(placement.vreplicas)
-          .catch(error => this.#options.log('error', 'scaling a source failed', { source: key, error: String(error) }))
       }
     }
     await Promise.all(closing)

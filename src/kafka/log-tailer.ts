@@ -38,7 +38,7 @@ export interface LogTailerOptions {
 const OFFSET_OUT_OF_RANGE = 1
 
 /** What one fetch of the tailer may return (a larger first batch still comes whole, KIP-74). */
-export const TAILER_FETCH_LIMITS: FetchLimits = Object.freeze({
+const TAILER_FETCH_LIMITS: FetchLimits = Object.freeze({
   maxBytes: 16 * 1024 * 1024,
   partitionMaxBytes: 4 * 1024 * 1024
 })

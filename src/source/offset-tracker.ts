@@ -120,10 +120,6 @@ export class OffsetTracker {
     this.#released = true
   }
 
-  get released(): boolean {
-    return this.#released
-  }
-
   #compact(): void {
     while (this.#head < this.#entries.length && this.#entries[this.#head]!.handled) this.#head++
     if (this.#head === this.#entries.length) {

@@ -27,7 +27,15 @@ import type { CommittedOffset, OffsetCommitter } from './offset-committer.ts'
 import { OffsetTracker } from './offset-tracker.ts'
 import type { CommitRefusal, TrackedOffset } from './offset-tracker.ts'
 import { decodeFetchedBatches } from './record-batches.ts'
-import type { Deliver, KafkaSourceSpec, Outcome, SourceLog, SourceObserver, SourceRecord } from './types.ts'
+import type {
+  Deliver,
+  HandoverResult,
+  KafkaSourceSpec,
+  Outcome,
+  SourceLog,
+  SourceObserver,
+  SourceRecord
+} from './types.ts'
 import { Wake, sleep } from './wake.ts'
 
 /**
@@ -143,8 +151,8 @@ export interface MemberStatus {
   readonly deliverErrors: number
   /** Commits refused by the offset tracker, by reason: each one a bug caught before it could lose a record. */
   readonly commitsRefused: Readonly<Record<CommitRefusal, number>>
-  /** Partitions this member handed over after a revoke, and those it started from a former owner's release. */
-  readonly handovers: { readonly released: number; readonly awaited: number; readonly timedOut: number }
+  /** Hand-overs by result (see `HandoverResult`). */
+  readonly handovers: Readonly<Record<HandoverResult, number>>
 }
 
 export interface MemberCloseOptions {
@@ -195,7 +203,7 @@ export class SourceMember {
   #deliverErrors = 0
   readonly #outcomes: Record<Outcome, number> = { delivered: 0, 'dead-lettered': 0, dropped: 0 }
   readonly #commitsRefused: Record<CommitRefusal, number> = { 'past-unhandled': 0, released: 0, backwards: 0 }
-  readonly #handovers = { released: 0, awaited: 0, timedOut: 0 }
+  readonly #handovers: Record<HandoverResult, number> = { released: 0, awaited: 0, 'timed-out': 0, failed: 0 }
   /** Hand-overs of revoked partitions still draining (close waits for them). */
   readonly #releasing = new Set<Promise<void>>()
   #drained: Array<() => void> = []
@@ -335,17 +343,18 @@ export class SourceMember {
   async #run(): Promise<void> {
     await this.#join()
     if (this.#stopping) return
+    const watching = this.#options.watchPartitions !== false
     // The partition counts the first assignment was made with, as near as the member can tell.
-    await this.#consumer
-      .metadata({ topics: [...this.#topics] })
-      .then(
-        m => (this.#partitionCounts ??= new Map([...this.#topics].map(t => [t, m.topics.get(t)?.partitionsCount ?? 0])))
-      )
-      .catch(() => undefined)
+    if (watching) {
+      await this.#consumer
+        .metadata({ topics: [...this.#topics] })
+        .then(m => (this.#partitionCounts ??= this.#partitionCountsIn(m)))
+        .catch(() => undefined)
+    }
     let ticks = 0
     this.#commitTimer = setInterval(() => {
       this.#requestCommit()
-      if (this.#options.watchPartitions !== false && ++ticks % PARTITION_CHECK_TICKS === 0) void this.#checkPartitions()
+      if (watching && ++ticks % PARTITION_CHECK_TICKS === 0) void this.#checkPartitions()
     }, COMMIT_INTERVAL_MS)
     this.#commitTimer.unref()
     await this.#fetchLoop()
@@ -360,8 +369,9 @@ export class SourceMember {
     if (this.#stopping || this.#checkingPartitions) return
     this.#checkingPartitions = true
     try {
-      const metadata = await this.#consumer.metadata({ topics: [...this.#topics], forceUpdate: true })
-      const counts = new Map([...this.#topics].map(t => [t, metadata.topics.get(t)?.partitionsCount ?? 0]))
+      const counts = this.#partitionCountsIn(
+        await this.#consumer.metadata({ topics: [...this.#topics], forceUpdate: true })
+      )
       const known = this.#partitionCounts
       if (known === undefined) {
         this.#partitionCounts = counts
@@ -383,6 +393,10 @@ export class SourceMember {
     } finally {
       this.#checkingPartitions = false
     }
+  }
+
+  #partitionCountsIn(metadata: ClusterMetadata): Map<string, number> {
+    return new Map([...this.#topics].map(t => [t, metadata.topics.get(t)?.partitionsCount ?? 0]))
   }
 
   /** Joins (or rejoins) the group, retrying until it succeeds or the member stops. */
@@ -739,12 +753,11 @@ export class SourceMember {
         await this.#chained(() =>
           withTimeout(this.#commitRuns([{ run, tracker }], null, true), Math.max(1, giveUpAt - Date.now()))
         )
-        this.#handovers.released++
-        this.#options.observer?.onHandover?.({ sourceKey: this.#options.source.key, result: 'released' })
+        this.#handedOver('released')
         break
       } catch (error) {
         if (Date.now() + 100 > giveUpAt || this.#abort.signal.aborted) {
-          this.#options.observer?.onHandover?.({ sourceKey: this.#options.source.key, result: 'failed' })
+          this.#handedOver('failed')
           this.#options.log(
             'warn',
             'handing over a revoked partition failed; its next owner starts from the last commit',
@@ -772,6 +785,8 @@ export class SourceMember {
   async #resolvePositions(runs: readonly PartitionRun[]): Promise<void> {
     const current = (): PartitionRun[] => runs.filter(r => !r.revoked && r.tracker === undefined)
     const markSeen = new Map<PartitionRun, number>()
+    /** Runs starting past a mark never released: their first commit clears it. */
+    const pastMark = new Set<PartitionRun>()
     for (let attempt = 1; !this.#stopping && current().length > 0; attempt++) {
       const pending = current()
       try {
@@ -789,16 +804,15 @@ export class SourceMember {
               waiting = true
               continue
             }
-            this.#handovers.timedOut++
-            this.#options.observer?.onHandover?.({ sourceKey: this.#options.source.key, result: 'timed-out' })
+            this.#handedOver('timed-out')
+            pastMark.add(run)
             this.#options.log(
               'warn',
               'a former owner did not release the partition in time; starting from its last commit',
               this.#fields({ partition: run.id, formerOwner: draining, offset: String(found?.offset) })
             )
           } else if (markSeen.has(run)) {
-            this.#handovers.awaited++
-            this.#options.observer?.onHandover?.({ sourceKey: this.#options.source.key, result: 'awaited' })
+            this.#handedOver('awaited')
           }
           if (found === undefined || found.offset < 0n) missing.push(run)
           else starts.set(run, found.offset)
@@ -810,7 +824,7 @@ export class SourceMember {
           if (run.revoked || run.tracker !== undefined) continue
           // A start taken from the committed offset needs no commit; one from initialOffset gets one at once, and
           // so does one past a draining mark its former owner never released (the commit clears the mark).
-          const recommit = missing.includes(run) || drainingMember(committed.get(run.id)?.metadata) !== undefined
+          const recommit = missing.includes(run) || pastMark.has(run)
           run.tracker = new OffsetTracker(offset, recommit ? undefined : offset)
         }
         if (missing.length > 0) this.#requestCommit()
@@ -826,29 +840,34 @@ export class SourceMember {
 
   /** The group's committed offsets of some partitions, with their metadata, from the coordinator. */
   async #committedOffsets(runs: readonly PartitionRun[]): Promise<Map<string, CommittedOffset>> {
-    let identity = this.#identity()
-    if (identity === undefined) {
-      this.#rememberBrokers(await this.#consumer.metadata({ topics: [...this.#topics] }))
-      identity = this.#identity()
-      if (identity === undefined) throw new Error('the group coordinator is not known yet')
-    }
+    const identity = await this.#identityNow()
     return this.#options.committer.committed(identity.coordinator, this.#options.source.groupId, runs)
   }
 
-  async #initialPositions(runs: readonly PartitionRun[]): Promise<Map<PartitionRun, bigint>> {
+  /** Where newly assigned partitions without a committed offset start: the log's start or end, as initialOffset says. */
+  #initialPositions(runs: readonly PartitionRun[]): Promise<Map<PartitionRun, bigint>> {
+    return this.#offsetsAt(
+      runs,
+      this.#options.source.initialOffset === 'earliest' ? EARLIEST_TIMESTAMP : LATEST_TIMESTAMP
+    )
+  }
+
+  /** The partitions' earliest or latest (last stable) offsets. */
+  async #offsetsAt(runs: readonly PartitionRun[], timestamp: bigint): Promise<Map<PartitionRun, bigint>> {
     const topics = [...new Set(runs.map(r => r.topic))]
     const partitions: Record<string, number[]> = {}
     for (const run of runs) (partitions[run.topic] ??= []).push(run.partition)
     const offsets = await this.#consumer.listOffsets({
       topics,
       partitions,
-      timestamp: this.#options.source.initialOffset === 'earliest' ? EARLIEST_TIMESTAMP : LATEST_TIMESTAMP,
+      timestamp,
       isolationLevel: IsolationLevels.READ_COMMITTED
     })
     const result = new Map<PartitionRun, bigint>()
     for (const run of runs) {
       const offset = offsets.get(run.topic)?.[run.partition]
-      if (offset === undefined) throw new Error(`no ${this.#options.source.initialOffset} offset for ${run.id}`)
+      if (offset === undefined)
+        throw new Error(`no ${timestamp === EARLIEST_TIMESTAMP ? 'earliest' : 'latest'} offset for ${run.id}`)
       result.set(run, offset)
     }
     return result
@@ -865,17 +884,7 @@ export class SourceMember {
     run.resetting = true
     try {
       const [start, end] = await Promise.all(
-        [EARLIEST_TIMESTAMP, LATEST_TIMESTAMP].map(async timestamp => {
-          const offsets = await this.#consumer.listOffsets({
-            topics: [run.topic],
-            partitions: { [run.topic]: [run.partition] },
-            timestamp,
-            isolationLevel: IsolationLevels.READ_COMMITTED
-          })
-          const offset = offsets.get(run.topic)?.[run.partition]
-          if (offset === undefined) throw new Error(`no offset for ${run.id}`)
-          return offset
-        })
+        [EARLIEST_TIMESTAMP, LATEST_TIMESTAMP].map(async t => (await this.#offsetsAt([run], t)).get(run)!)
       )
       if (run.revoked || run.tracker === undefined || run.tracker.position !== position) return
       const target = position < start! ? start! : position > end! ? end! : position
@@ -938,6 +947,16 @@ export class SourceMember {
     return { generationId: this.#consumer.generationId, memberId, coordinator }
   }
 
+  /** The member's identity now, learning the coordinator's address first if need be; throws without one. */
+  async #identityNow(): Promise<CommitIdentityOf> {
+    if (this.#identity() === undefined && this.#consumer.memberId) {
+      this.#rememberBrokers(await this.#consumer.metadata({ topics: [...this.#topics] }))
+    }
+    const identity = this.#identity()
+    if (identity === undefined) throw new Error('no group membership (or coordinator) to commit with yet')
+    return identity
+  }
+
   async #commitOnce(): Promise<void> {
     const owned: Array<{ run: PartitionRun; tracker: OffsetTracker }> = []
     for (const run of this.#runs.values()) if (run.tracker !== undefined) owned.push({ run, tracker: run.tracker })
@@ -966,18 +985,18 @@ export class SourceMember {
       if (verdict.kind === 'commit' || always) due.push({ run, tracker, offset })
     }
     if (due.length === 0) return
-    let identity = this.#identity()
-    if (identity === undefined && this.#consumer.memberId) {
-      this.#rememberBrokers(await this.#consumer.metadata({ topics: [...this.#topics] }))
-      identity = this.#identity()
-    }
-    if (identity === undefined) throw new Error('no group membership to commit with')
+    const identity = await this.#identityNow()
     await this.#options.committer.commit(
       { groupId: this.#options.source.groupId, groupInstanceId: this.#options.groupInstanceId, ...identity },
       due.map(({ run, offset }) => ({ topic: run.topic, partition: run.partition, offset, metadata }))
     )
     this.#commitFailures = 0
     for (const { tracker, offset } of due) tracker.committedAt(offset)
+  }
+
+  #handedOver(result: HandoverResult): void {
+    this.#handovers[result]++
+    this.#options.observer?.onHandover?.({ sourceKey: this.#options.source.key, result })
   }
 
   #refused(run: PartitionRun, offset: bigint, reason: CommitRefusal, limit: bigint): void {

@@ -1,3 +1,5 @@
+import type { CommitRefusal } from './offset-tracker.ts'
+
 /** One committed record of a KafkaSource's topic, as handed to `deliver`. */
 export interface SourceRecord {
   readonly topic: string
@@ -58,14 +60,16 @@ export interface SourceObserver {
     readonly topic: string
     readonly partition: number
     readonly offset: bigint
-    readonly reason: 'past-unhandled' | 'released' | 'backwards'
+    readonly reason: CommitRefusal
   }): void
-  /** `released`: a revoked partition handed over; `awaited`: a start made at a former owner's release; `timed-out`: a release waited for in vain; `failed`: a hand-over not committed. */
-  onHandover?(info: {
-    readonly sourceKey: string
-    readonly result: 'released' | 'awaited' | 'timed-out' | 'failed'
-  }): void
+  onHandover?(info: { readonly sourceKey: string; readonly result: HandoverResult }): void
 }
+
+/**
+ * What became of a partition hand-over: `released`, a revoked partition drained and committed; `awaited`, a start
+ * made at a former owner's release; `timed-out`, a release waited for in vain; `failed`, a release not committed.
+ */
+export type HandoverResult = 'released' | 'awaited' | 'timed-out' | 'failed'
 
 /** How the source folder reports what happens; the dispatcher's log function fits. */
 export type SourceLog = (

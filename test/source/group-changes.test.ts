@@ -7,6 +7,29 @@ import type { Outcome, SourceRecord } from '../../src/source/index.ts'
 import { eventually, uniquePrefix } from '../helpers/controllers.ts'
 import { Collector, createTopic, kafkaBrokers, messages, produce, runnerOf } from './helpers.ts'
 
+/**
+ * A sink that takes 4 s a record — longer than the two rebalance rounds that move a partition, shorter than the
+ * 5 s drain — and notes any record in delivery on two members at once.
+ */
+class SlowSink {
+  readonly overlaps: string[] = []
+  /** `partition:offset` → times delivered. */
+  readonly deliveries = new Map<string, number>()
+  readonly #active = new Map<string, string>()
+
+  deliver(who: string) {
+    return async (record: SourceRecord): Promise<Outcome> => {
+      const id = `${record.partition}:${record.offset}`
+      if (this.#active.has(id)) this.overlaps.push(`${id} on ${this.#active.get(id)} and ${who}`)
+      this.#active.set(id, who)
+      await new Promise(resolve => setTimeout(resolve, 4_000))
+      this.#active.delete(id)
+      this.deliveries.set(id, (this.deliveries.get(id) ?? 0) + 1)
+      return 'delivered'
+    }
+  }
+}
+
 describe('a KafkaSource group changing under its members', () => {
   const cleanup: Array<() => Promise<unknown>> = []
   after(async () => {
@@ -17,22 +40,8 @@ describe('a KafkaSource group changing under its members', () => {
     const name = uniquePrefix('close-revoke')
     await createTopic(name, 2)
     await produce(name, messages(6, 2))
-    const active = new Map<string, string>()
-    const overlaps: string[] = []
-    const delivered = new Set<string>()
-    const slow =
-      (who: string) =>
-      async (record: SourceRecord): Promise<Outcome> => {
-        const id = `${record.partition}:${record.offset}`
-        if (active.has(id)) overlaps.push(`${id} on ${active.get(id)} and ${who}`)
-        active.set(id, who)
-        // Longer than the two rebalance rounds that move a partition, shorter than the 5 s drain.
-        await new Promise(resolve => setTimeout(resolve, 4_000))
-        active.delete(id)
-        delivered.add(id)
-        return 'delivered'
-      }
-    const first = runnerOf(name, slow('dispatcher-0'))
+    const sink = new SlowSink()
+    const first = runnerOf(name, sink.deliver('dispatcher-0'))
     cleanup.push(() => first.close())
     await eventually(
       async () => (first.status().members[0]?.inFlight === 2 ? true : undefined),
@@ -42,44 +51,31 @@ describe('a KafkaSource group changing under its members', () => {
     // The first member starts closing (a 10 s drain) and a second joins meanwhile: the rebalance revokes the
     // closing member's partitions while their deliveries are on the wire.
     const closing = first.close({ drainMs: 10_000, leaveGroup: true })
-    const second = runnerOf(name, slow('dispatcher-1'), {}, { dispatcherId: 'dispatcher-1' })
+    const second = runnerOf(name, sink.deliver('dispatcher-1'), {}, { dispatcherId: 'dispatcher-1' })
     cleanup.push(() => second.close({ leaveGroup: true }))
     await closing
-    await eventually(async () => (delivered.size === 6 ? true : undefined), 120_000, 'every record delivered')
-    assert.deepEqual(overlaps, [], 'records in delivery on two members at once')
+    await eventually(async () => (sink.deliveries.size === 6 ? true : undefined), 120_000, 'every record delivered')
+    assert.deepEqual(sink.overlaps, [], 'records in delivery on two members at once')
   })
 
   it('hands a partition over on a scale-up: its next owner starts after the former owner’s requests are answered', async () => {
     const name = uniquePrefix('handover')
     await createTopic(name, 2)
     await produce(name, messages(6, 2))
-    const active = new Map<string, string>()
-    const overlaps: string[] = []
-    const deliveries = new Map<string, number>()
-    const slow =
-      (who: string) =>
-      async (record: SourceRecord): Promise<Outcome> => {
-        const id = `${record.partition}:${record.offset}`
-        if (active.has(id)) overlaps.push(`${id} on ${active.get(id)} and ${who}`)
-        active.set(id, who)
-        await new Promise(resolve => setTimeout(resolve, 4_000))
-        active.delete(id)
-        deliveries.set(id, (deliveries.get(id) ?? 0) + 1)
-        return 'delivered'
-      }
-    const first = runnerOf(name, slow('dispatcher-0'))
+    const sink = new SlowSink()
+    const first = runnerOf(name, sink.deliver('dispatcher-0'))
     cleanup.push(() => first.close({ leaveGroup: true }))
     await eventually(
       async () => (first.status().members[0]?.inFlight === 2 ? true : undefined),
       30_000,
       'both partitions in delivery on the first member'
     )
-    const second = runnerOf(name, slow('dispatcher-1'), {}, { dispatcherId: 'dispatcher-1' })
+    const second = runnerOf(name, sink.deliver('dispatcher-1'), {}, { dispatcherId: 'dispatcher-1' })
     cleanup.push(() => second.close({ leaveGroup: true }))
-    await eventually(async () => (deliveries.size === 6 ? true : undefined), 120_000, 'every record delivered')
-    assert.deepEqual(overlaps, [], 'records in delivery on two members at once')
+    await eventually(async () => (sink.deliveries.size === 6 ? true : undefined), 120_000, 'every record delivered')
+    assert.deepEqual(sink.overlaps, [], 'records in delivery on two members at once')
     assert.deepEqual(
-      [...deliveries].filter(([, n]) => n > 1),
+      [...sink.deliveries].filter(([, n]) => n > 1),
       [],
       'records delivered twice'
     )

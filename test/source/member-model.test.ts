@@ -129,128 +129,69 @@ async function checkCommits(model: Model, real: Real): Promise<void> {
 
 type Command = fc.AsyncCommand<Model, Real>
 
-class Scale implements Command {
-  readonly dispatcher: number
-  readonly vreplicas: number
-  constructor(dispatcher: number, vreplicas: number) {
-    this.dispatcher = dispatcher
-    this.vreplicas = vreplicas
-  }
-  check(): boolean {
-    return true
-  }
-  async run(model: Model, real: Real): Promise<void> {
-    real.countRefused()
-    await real.runner(this.dispatcher).setVReplicas(this.vreplicas)
-    real.vreplicas[this.dispatcher] = this.vreplicas
-    await checkCommits(model, real)
-  }
-  toString(): string {
-    return `scale dispatcher-${this.dispatcher} to ${this.vreplicas}`
+/** A step of the run: it acts on the real system, then checks every commit against what was delivered. */
+function step(label: string, act: (model: Model, real: Real) => Promise<void> | void): Command {
+  return {
+    check: () => true,
+    run: async (model, real) => {
+      await act(model, real)
+      await checkCommits(model, real)
+    },
+    toString: () => label
   }
 }
 
-class Restart implements Command {
-  readonly dispatcher: number
-  readonly leaveGroup: boolean
-  constructor(dispatcher: number, leaveGroup: boolean) {
-    this.dispatcher = dispatcher
-    this.leaveGroup = leaveGroup
-  }
-  check(_: Readonly<Model>): boolean {
-    return true
-  }
-  async run(model: Model, real: Real): Promise<void> {
-    const runner = real.runners[this.dispatcher]
+const scale = (dispatcher: number, vreplicas: number): Command =>
+  step(`scale dispatcher-${dispatcher} to ${vreplicas}`, async (_, real) => {
+    real.countRefused()
+    await real.runner(dispatcher).setVReplicas(vreplicas)
+    real.vreplicas[dispatcher] = vreplicas
+  })
+
+const restart = (dispatcher: number, leaveGroup: boolean): Command =>
+  step(`restart dispatcher-${dispatcher}${leaveGroup ? ' (leaving)' : ''}`, async (_, real) => {
+    const runner = real.runners[dispatcher]
     if (runner !== undefined) {
       real.countRefused()
-      await runner.close({ drainMs: 1_000, leaveGroup: this.leaveGroup })
-      real.runners[this.dispatcher] = undefined
+      await runner.close({ drainMs: 1_000, leaveGroup })
+      real.runners[dispatcher] = undefined
     }
-    await real.runner(this.dispatcher).setVReplicas(real.vreplicas[this.dispatcher]!)
-    await checkCommits(model, real)
-  }
-  toString(): string {
-    return `restart dispatcher-${this.dispatcher}${this.leaveGroup ? ' (leaving)' : ''}`
-  }
-}
+    await real.runner(dispatcher).setVReplicas(real.vreplicas[dispatcher]!)
+  })
 
-class Produce implements Command {
-  readonly perPartition: number
-  readonly recordBytes: number
-  constructor(perPartition: number, recordBytes: number) {
-    this.perPartition = perPartition
-    this.recordBytes = recordBytes
-  }
-  check(): boolean {
-    return true
-  }
-  async run(model: Model, real: Real): Promise<void> {
+const produce = (perPartition: number, recordBytes: number): Command =>
+  step(`produce ${perPartition} × ${recordBytes} B per partition`, async (model, real) => {
     // One send: one batch per partition, as a real producer batches (large ones are past the fetch limits).
     const messages = Array.from({ length: PARTITIONS }, (_, partition) =>
-      Array.from({ length: this.perPartition }, () => ({ partition, value: randomBytes(this.recordBytes) }))
+      Array.from({ length: perPartition }, () => ({ partition, value: randomBytes(recordBytes) }))
     ).flat()
     const sent = await real.producer.send({ topic: real.topic, acks: -1, messages })
     for (const meta of sent) {
-      const end = BigInt(meta.baseOffset ?? '0') + BigInt(this.perPartition)
+      const end = BigInt(meta.baseOffset ?? '0') + BigInt(perPartition)
       if (end > model.ends[meta.partition]!) model.ends[meta.partition] = end
     }
-    await checkCommits(model, real)
-  }
-  toString(): string {
-    return `produce ${this.perPartition} × ${this.recordBytes} B per partition`
-  }
-}
+  })
 
-class Sink implements Command {
-  readonly failRate: number
-  readonly delayMs: number
-  constructor(failRate: number, delayMs: number) {
-    this.failRate = failRate
-    this.delayMs = delayMs
-  }
-  check(): boolean {
-    return true
-  }
-  async run(model: Model, real: Real): Promise<void> {
-    real.failRate = this.failRate
-    real.delayMs = this.delayMs
-    await checkCommits(model, real)
-  }
-  toString(): string {
-    return `sink fails ${Math.round(this.failRate * 100)} %, answers within ${this.delayMs} ms`
-  }
-}
+const sink = (failRate: number, delayMs: number): Command =>
+  step(`sink fails ${Math.round(failRate * 100)} %, answers within ${delayMs} ms`, (_, real) => {
+    real.failRate = failRate
+    real.delayMs = delayMs
+  })
 
-class Pause implements Command {
-  readonly ms: number
-  constructor(ms: number) {
-    this.ms = ms
-  }
-  check(): boolean {
-    return true
-  }
-  async run(model: Model, real: Real): Promise<void> {
-    await new Promise(resolve => setTimeout(resolve, this.ms))
-    await checkCommits(model, real)
-  }
-  toString(): string {
-    return `let ${this.ms} ms pass`
-  }
-}
+const pause = (ms: number): Command => step(`let ${ms} ms pass`, () => new Promise(resolve => setTimeout(resolve, ms)))
 
 const commands = [
-  fc.tuple(fc.integer({ min: 0, max: 1 }), fc.integer({ min: 0, max: 3 })).map(([d, n]) => new Scale(d, n)),
-  fc.tuple(fc.integer({ min: 0, max: 1 }), fc.boolean()).map(([d, leave]) => new Restart(d, leave)),
+  fc.tuple(fc.integer({ min: 0, max: 1 }), fc.integer({ min: 0, max: 3 })).map(([d, n]) => scale(d, n)),
+  fc.tuple(fc.integer({ min: 0, max: 1 }), fc.boolean()).map(([d, leave]) => restart(d, leave)),
   fc.oneof(
-    fc.integer({ min: 1, max: 60 }).map(n => new Produce(n, 200)),
+    fc.integer({ min: 1, max: 60 }).map(n => produce(n, 200)),
     // ~300 KB a partition: one batch past the member's 256 KiB per-partition fetch limit.
-    fc.constant(new Produce(300, 1_000))
+    fc.constant(produce(300, 1_000))
   ),
   // Answers within 4 s: longer than the rebalance that moves a partition, so its next owner would start while the
   // former one still delivers but for the hand-over.
-  fc.tuple(fc.constantFrom(0, 0.1, 0.3), fc.constantFrom(0, 20, 200, 4_000)).map(([f, d]) => new Sink(f, d)),
-  fc.integer({ min: 100, max: 1_500 }).map(ms => new Pause(ms))
+  fc.tuple(fc.constantFrom(0, 0.1, 0.3), fc.constantFrom(0, 20, 200, 4_000)).map(([f, d]) => sink(f, d)),
+  fc.integer({ min: 100, max: 1_500 }).map(ms => pause(ms))
 ]
 
 describe('a KafkaSource member’s partition life, model-based on the real broker', () => {
@@ -269,7 +210,7 @@ describe('a KafkaSource member’s partition life, model-based on the real broke
           const model: Model = { ends: Array.from({ length: PARTITIONS }, () => 0n) }
           try {
             // Records wait before the source exists.
-            await new Produce(40, 200).run(model, real)
+            await produce(40, 200).run(model, real)
             await fc.asyncModelRun(() => ({ model, real }), cmds)
             // Then let it settle: a healthy sink, members on both dispatchers, everything delivered.
             real.failRate = 0
