@@ -7,7 +7,7 @@ import { describe, it } from 'node:test'
 import { ensureTopics } from '../../src/kafka/index.ts'
 import { brokers, eventually, scaleKafkaSource, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
 import type { ControllerProcess } from '../helpers/controllers.ts'
-import { startDispatcherProcess } from '../helpers/dispatchers.ts'
+import { startZonedDispatchers } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
 import { CountingSink, IdProducer, LIVENESS, createSource, reportEach, settle, waitReady } from './harness.ts'
 
@@ -27,14 +27,12 @@ describe('drill: sources created over a backlog and scaled while they drain', ()
     const sink = await new CountingSink().start()
     const producer = new IdProducer('backlog-scale', topic, PARTITIONS)
     let controller: ControllerProcess | undefined
-    const dispatchers: DispatcherProcess[] = []
+    const dispatchers = new Map<string, DispatcherProcess>()
     try {
       // The backlog is there before the sources exist, in sends of 1,000 (batches of ~80 records a partition).
       await producer.produce(BACKLOG, 1_000)
       controller = await startControllerProcess(prefix, LIVENESS)
-      for (const [i, zone] of ['a', 'b', 'c'].entries()) {
-        dispatchers.push(await startDispatcherProcess(prefix, `dispatcher-${i}`, zone, `${zone}-1`, 10, LIVENESS))
-      }
+      await startZonedDispatchers(prefix, dispatchers, 3, 10, LIVENESS)
       for (const ordering of SOURCES) {
         await createSource(controller.url, { name: ordering, topic, sink: sink.url(ordering), consumers: 2, ordering })
       }
@@ -58,7 +56,7 @@ describe('drill: sources created over a backlog and scaled while they drain', ()
     } finally {
       await producer.close()
       await controller?.stop()
-      await Promise.all(dispatchers.map(d => d.stop()))
+      await Promise.all([...dispatchers.values()].map(d => d.stop()))
       await sink.close()
     }
   })
