@@ -31,6 +31,8 @@ import type {
 export interface MembersSource {
   /** Dispatchers nobody may consider dead yet. */
   liveDispatchers(): readonly MemberStatus[]
+  /** The highest incarnation of `id` ever seen, live or not. */
+  highestIncarnation?(id: string): number | undefined
   on(event: 'change', listener: () => void): unknown
   off(event: 'change', listener: () => void): unknown
 }
@@ -184,7 +186,11 @@ export class LeaderTerm {
         if (decoded.kind === 'tombstone') map.delete(key)
         else if (decoded.kind === 'value') {
           const value = decoded.value as PlacementsRecord & ContractRecord
-          map.set(key, value)
+          // A contract as the leader keeps it names the offset that gave its dispatcher the source.
+          map.set(
+            key,
+            map === this.#contracts ? { ...value, heldSince: value.heldSince ?? String(record.offset) } : value
+          )
           this.#epoch = Math.max(this.#epoch, value.epoch)
         }
       }
@@ -599,7 +605,10 @@ export class LeaderTerm {
           slot !== 'schedule'
             ? undefined
             : !oldContracts.has(p.podName)
-              ? movedChain(left, now, d => this.#contracts.get(contractKey(d, key))?.movedFrom)
+              ? movedChain(
+                  left.map(d => this.#leaving(d, key, now)),
+                  d => this.#contracts.get(contractKey(d, key))?.movedFrom
+                )
               : current?.movedFrom
         const contract: ContractRecord = {
           dispatcher: p.podName,
@@ -608,7 +617,8 @@ export class LeaderTerm {
           vreplicas: p.vreplicas,
           resourceVersion: entry.resourceVersion,
           epoch: this.#epoch,
-          ...(movedFrom && movedFrom.length > 0 ? { movedFrom } : {})
+          ...(movedFrom && movedFrom.length > 0 ? { movedFrom } : {}),
+          ...(current?.heldSince === undefined ? {} : { heldSince: current.heldSince })
         }
         messages.push({
           topic: names.contractsTopic,
@@ -624,9 +634,28 @@ export class LeaderTerm {
       }
     }
     if (messages.length === 0) return
-    await appendInTransaction(this.#producer, messages)
+    const offsets = await appendInTransaction(this.#producer, messages)
+    messages.forEach((message, i) => {
+      const written = message.topic === names.contractsTopic ? nextContracts.get(message.key) : undefined
+      if (written && written.heldSince === undefined) {
+        nextContracts.set(message.key, { ...written, heldSince: String(offsets[i]) })
+      }
+    })
     applyTo(this.#placements, nextPlacements)
     applyTo(this.#contracts, nextContracts)
+  }
+
+  // A dispatcher a schedule leaves now: the offset that had given it the schedule and its incarnation, so its
+  // next owner knows which of its heartbeats speak for the schedule.
+  #leaving(dispatcher: string, key: string, now: string): MovedFrom {
+    const heldSince = this.#contracts.get(contractKey(dispatcher, key))?.heldSince
+    const incarnation = this.#options.members.highestIncarnation?.(dispatcher)
+    return {
+      dispatcher,
+      at: now,
+      ...(heldSince === undefined ? {} : { offset: heldSince }),
+      ...(incarnation === undefined ? {} : { incarnation })
+    }
   }
 
   #tombstoneContract(
@@ -664,19 +693,20 @@ export class LeaderTerm {
 const MOVED_CHAIN = 8
 
 /**
- * The dispatchers a schedule leaves now (`left`, at `now`), then those each of them had just got it from: a
- * dispatcher that never started the schedule knows nothing of it, so its predecessors' watermarks must travel on.
- * Newest first, one entry per dispatcher.
+ * The dispatchers a schedule leaves now (`left`), then those each of them had got it from: a dispatcher that
+ * never started the schedule knows nothing of it, so its predecessors must travel on. Newest first, one entry
+ * per holding (dispatcher and the offset that gave it the schedule).
  */
 export function movedChain(
-  left: readonly string[],
-  now: string,
+  left: readonly MovedFrom[],
   previous: (dispatcher: string) => readonly MovedFrom[] | undefined
 ): MovedFrom[] {
-  const chain: MovedFrom[] = left.map(dispatcher => ({ dispatcher, at: now }))
-  for (const dispatcher of left) {
+  const chain: MovedFrom[] = [...left]
+  for (const { dispatcher } of left) {
     for (const earlier of previous(dispatcher) ?? []) {
-      if (!chain.some(m => m.dispatcher === earlier.dispatcher)) chain.push(earlier)
+      // Once per holding: a dispatcher that had it twice (it came back) is named for each, as its heartbeats
+      // from the first holding speak for the schedule even when it never stopped it in between.
+      if (!chain.some(m => m.dispatcher === earlier.dispatcher && m.offset === earlier.offset)) chain.push(earlier)
     }
   }
   return chain.slice(0, MOVED_CHAIN)

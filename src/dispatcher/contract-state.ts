@@ -53,14 +53,16 @@ export class ContractState {
     }
     const previous = this.#entries.get(source)
     // Kept for every placement (100,000 schedules on one dispatcher): the strings every record repeats are this
-    // state's own, not a copy per record from its JSON.
+    // state's own, not a copy per record from its JSON. `heldSince` is always set here: the offset of the
+    // record that gave this dispatcher the source (its own, on the first one).
     this.#entries.set(
       source,
       Object.freeze({
         ...record,
         dispatcher: this.#dispatcherId,
         source,
-        slot: record.slot === 'consumer' ? 'consumer' : 'schedule'
+        slot: record.slot === 'consumer' ? 'consumer' : 'schedule',
+        heldSince: previous?.heldSince ?? record.heldSince ?? String(entry.offset)
       })
     )
     return previous !== undefined && sameContract(previous, record) ? { kind: 'unchanged' } : { kind: 'changed' }

@@ -279,6 +279,8 @@ class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispat
     await this.#heartbeater.stop()
     // A superseded process must not leave: the tombstone would carry the id the newer process uses.
     if (leave && this.#started && stop.kind === 'closed') {
+      // One last heartbeat first: its watermark is exactly where the schedules stopped, for their next owners.
+      if (this.#watermark !== undefined && !this.#fenced) await this.#heartbeater.beat()
       if (!(await this.#heartbeater.leave(this.#incarnation))) {
         this.#log('warn', 'the leaving heartbeat was not acknowledged; controllers will time this dispatcher out')
       }

@@ -60,6 +60,10 @@ export class MembersFollower extends EventEmitter<{ change: [readonly MemberStat
     return this.view.liveDispatchers()
   }
 
+  highestIncarnation(id: string): number | undefined {
+    return this.view.highestIncarnation(id)
+  }
+
   /** Every dispatcher that has not left, dead or alive, by ordinal. */
   members(): MemberStatus[] {
     return this.view.members()

@@ -4,17 +4,18 @@ import type { LogRecord } from '../kafka/index.ts'
 import {
   DEFAULT_LATE_POLICY,
   PingEventBuilder,
-  RELEASE_HOLD_MS,
   ScheduleTable,
   StringPool,
   TickFeeder,
   TickLedger,
   TickTimer,
   WatermarkBook,
-  compactWatermark,
+  heartbeatWatermark,
+  holdersOf,
   isLatePolicy,
   pingRecordOf,
-  pingTargetOf
+  pingTargetOf,
+  releaseSchedule
 } from '../ping/index.ts'
 import type { Firing, LatePolicy, PingRecord, ScheduleSpec, ScheduleWatermark, Tick } from '../ping/index.ts'
 import { decodeValue, storeNames } from '../store/index.ts'
@@ -59,6 +60,12 @@ interface Running {
 
 /** How long a closing plane lets deliveries in flight finish before it aborts them (they are fired again). */
 const CLOSE_DRAIN_MS = 2_000
+/**
+ * How long a schedule that came here waits for a live previous owner to say it stopped (its release in a
+ * heartbeat, one heartbeat interval after it read its contract) before it starts from that owner's newest
+ * heartbeat anyway: then both fire for a while, same ids.
+ */
+export const HANDOVER_WAIT_MS = 10_000
 /** The default of PingSourcePlaneOptions.releaseMemoryAfter. */
 export const DEFAULT_RELEASE_MEMORY_AFTER = 1_000
 /** A memory release pauses the event loop: not when a tick is due sooner than this. */
@@ -92,6 +99,13 @@ export class PingSourcePlane {
   #inFlight = 0
   #drained: Array<() => void> = []
   #wanted: ReadonlyMap<string, ContractRecord> = new Map()
+  #contractOffset = -1n
+  // Schedules of the contract whose start waits for a previous owner: since when (local clock).
+  readonly #waiting = new Map<string, number>()
+  #waitTimer: NodeJS.Timeout | undefined
+  #recheckQueued = false
+  // Set when the heartbeats just read are what calls the next reconcile: the book is up to date without a barrier.
+  #heartbeatsRead = false
   #running = false
   #paused = false
   #closed = false
@@ -138,28 +152,32 @@ export class PingSourcePlane {
     await Promise.all([this.#resourcesTailer.start(), this.#membersTailer.start()])
   }
 
-  /** Runs what the contract says (or nothing, while the dispatcher is fenced). */
-  apply(contract: ReadonlyMap<string, ContractRecord>, running: boolean): void {
+  /**
+   * Runs what the contract (read through `contractOffset`) says, or nothing while the dispatcher is fenced.
+   * A schedule that left it stops here and now, so the first heartbeat that reflects this contract names its
+   * release: its next owner waits for that.
+   */
+  apply(contract: ReadonlyMap<string, ContractRecord>, running: boolean, contractOffset: bigint): void {
     if (this.#closed) return
-    this.#wanted = new Map([...contract].filter(([key]) => key.startsWith('PingSource/')))
+    const wanted = new Map([...contract].filter(([key]) => key.startsWith('PingSource/')))
+    const now = this.#now()
+    for (const [key, placement] of this.#wanted) {
+      if (!wanted.has(key)) this.#release(key, placement, now)
+    }
+    this.#wanted = wanted
+    this.#contractOffset = contractOffset
     this.#running = running
     this.#schedule()
   }
 
   /**
-   * The watermark for this dispatcher's next heartbeat: fired through, and the schedules handled less far
-   * (ticks in flight, schedules given up lately or not started yet). Undefined before it first fired.
+   * The watermark for this dispatcher's next heartbeat: how far its schedules are handled (fired through, and
+   * the schedules with ticks out), the schedules it gave up lately and those it has not started.
    */
-  watermark(): ScheduleWatermark | undefined {
-    const through = this.#table.through
-    if (!Number.isFinite(through)) return undefined
-    const pending = new Map<string, number>()
-    for (const [key, contract] of this.#wanted) {
-      if (this.#sources.has(key)) continue
-      // In its contract, not running yet: whoever comes next must not take `through` for it.
-      pending.set(key, this.#sinceFor(key, this.#resources.get(key), contract) ?? 0)
-    }
-    return compactWatermark(through, this.#ledger.exceptions(through, this.#now(), pending))
+  watermark(): ScheduleWatermark {
+    const pending: string[] = []
+    for (const key of this.#wanted.keys()) if (!this.#sources.has(key)) pending.push(key)
+    return heartbeatWatermark(this.#table, this.#ledger, pending, this.#contractOffset, this.#now())
   }
 
   /** Schedules running, and ticks out but not handled. */
@@ -176,6 +194,7 @@ export class PingSourcePlane {
     this.#closed = true
     this.#running = false
     this.#timer.stop()
+    clearTimeout(this.#waitTimer)
     this.#memory.close()
     await this.#applying
     let timer: NodeJS.Timeout | undefined
@@ -218,6 +237,21 @@ export class PingSourcePlane {
       appendTimeMs: Number(record.timestamp),
       ...(Number.isSafeInteger(tombstoneIncarnation) ? { tombstoneIncarnation } : {})
     })
+    // A schedule waiting for its previous owner may start now: once per batch of heartbeats read.
+    if (this.#waiting.size > 0 && !this.#recheckQueued) {
+      this.#recheckQueued = true
+      queueMicrotask(() => {
+        this.#recheckQueued = false
+        this.#heartbeatsRead = true
+        this.#schedule()
+      })
+    }
+  }
+
+  #release(key: string, placement: ContractRecord, now: number): void {
+    this.#waiting.delete(key)
+    releaseSchedule(this.#table, this.#ledger, key, BigInt(placement.heldSince ?? '0'), now)
+    this.#sources.delete(key)
   }
 
   #schedule(): void {
@@ -232,15 +266,6 @@ export class PingSourcePlane {
       return
     }
     const now = this.#now()
-    const through = this.#table.through
-    for (const key of [...this.#sources.keys()]) {
-      if (this.#wanted.has(key)) continue
-      // Moved away: hold its final watermark in heartbeats for its next owner; ticks in flight finish.
-      this.#ledger.release(key, this.#ledger.watermarkOf(key, through), now + RELEASE_HOLD_MS)
-      this.#ledger.forget(key)
-      this.#table.delete(key)
-      this.#sources.delete(key)
-    }
     const fresh: Array<[string, PingRecord, string]> = []
     for (const [key, placement] of this.#wanted) {
       const record = this.#specAt(key, placement.resourceVersion)
@@ -253,35 +278,66 @@ export class PingSourcePlane {
       }
     }
     if (fresh.length > 0) {
-      // Read every heartbeat appended so far: the previous owner's last watermark is among them.
-      await this.#membersTailer.barrier([{ topic: this.#membersTopic }]).catch(error => {
-        this.#options.log('warn', 'reading the members topic up to date failed; using what was read', {
-          error: String(error)
+      const upToDate = this.#heartbeatsRead && fresh.every(([key]) => this.#waiting.has(key))
+      this.#heartbeatsRead = false
+      if (!upToDate) {
+        // Read every heartbeat appended so far: the previous owners' last watermarks are among them, and a holder
+        // silent in them is silent on the broker, not only behind in this reader.
+        await this.#membersTailer.barrier([{ topic: this.#membersTopic }]).catch(error => {
+          this.#options.log('warn', 'reading the members topic up to date failed; using what was read', {
+            error: String(error)
+          })
         })
-      })
-      if (!this.#running) return this.#pause()
-      const at = this.#now()
-      for (const [key, record, version] of fresh) {
-        if (!this.#wanted.has(key) || this.#sources.has(key)) continue
-        const since = this.#ledger.reclaim(key) ?? this.#sinceFor(key, record, this.#wanted.get(key)) ?? at
-        this.#start(key, record, version, since, at)
+        if (!this.#running) return this.#pause()
       }
-      this.#memory.load(fresh.length)
+      const at = this.#now()
+      let started = 0
+      for (const [key, record, version] of fresh) {
+        const placement = this.#wanted.get(key)
+        if (placement === undefined || this.#sources.has(key)) continue
+        const since = this.#sinceFor(key, record, placement, at)
+        if (since === undefined) continue
+        this.#waiting.delete(key)
+        this.#ledger.reclaim(key)
+        this.#start(key, record, version, since, at)
+        started++
+      }
+      this.#memory.load(started)
+      this.#armWaitTimer(at)
     }
     if (this.#paused) this.#resume()
     this.#timer.start()
     this.#timer.rearm()
   }
 
-  // Through when the schedule was handled before it came here: its previous owner's watermark, else (never
-  // fired anywhere) just before its creation — a tick that fell while it was being placed is not lost.
-  #sinceFor(key: string, record: PingRecord | undefined, contract: ContractRecord | undefined): number | undefined {
-    const self = { id: this.#options.dispatcherId, incarnation: this.#options.incarnation }
-    const movedFrom = (contract?.movedFrom ?? []).map(m => ({ dispatcher: m.dispatcher, atMs: Date.parse(m.at) }))
-    const fromBook = this.#book.sinceFor(key, self, movedFrom)
-    if (fromBook !== undefined) return fromBook
-    const created = record === undefined ? Number.NaN : record.creationMs
-    return Number.isFinite(created) ? created - 1 : undefined
+  // Through when the schedule was handled before it came here (undefined: wait, a previous owner may still fire
+  // it): where the newest holder that fired it stopped, else (never fired anywhere) just before its creation — a
+  // tick that fell while it was being placed is not lost.
+  #sinceFor(key: string, record: PingRecord, placement: ContractRecord, now: number): number | undefined {
+    const waitingSince = this.#waiting.get(key) ?? now
+    const self = {
+      id: this.#options.dispatcherId,
+      incarnation: this.#options.incarnation,
+      release: this.#ledger.releaseOf(key)
+    }
+    const found = this.#book.resolve(key, holdersOf(self.id, placement), self, now - waitingSince >= HANDOVER_WAIT_MS)
+    if (found.kind === 'wait') {
+      this.#waiting.set(key, waitingSince)
+      return undefined
+    }
+    if (found.kind === 'since') return found.at
+    return Number.isFinite(record.creationMs) ? record.creationMs - 1 : now
+  }
+
+  // While schedules wait, look again when the first of them would stop waiting (heartbeats read also do).
+  #armWaitTimer(now: number): void {
+    clearTimeout(this.#waitTimer)
+    this.#waitTimer = undefined
+    if (this.#waiting.size === 0 || this.#closed) return
+    let first = Number.POSITIVE_INFINITY
+    for (const since of this.#waiting.values()) first = Math.min(first, since)
+    this.#waitTimer = setTimeout(() => this.#schedule(), Math.max(0, first + HANDOVER_WAIT_MS - now) + 10)
+    this.#waitTimer.unref()
   }
 
   #start(key: string, record: PingRecord, version: string, since: number, now: number): void {
@@ -420,7 +476,7 @@ export async function startPingSourcePlane(
     livenessTimeoutMs: dispatcher.livenessTimeoutMs
   })
   await plane.start()
-  const apply = () => plane.apply(dispatcher.contract, dispatcher.running)
+  const apply = () => plane.apply(dispatcher.contract, dispatcher.running, dispatcher.contractOffset)
   dispatcher.on('contract', apply)
   dispatcher.on('fenced', apply)
   dispatcher.on('unfenced', apply)

@@ -40,12 +40,19 @@ export function checkContractRecord(value: unknown): Checked<ContractRecord> {
           isObject(m) &&
           typeof m['dispatcher'] === 'string' &&
           typeof m['at'] === 'string' &&
-          Number.isFinite(Date.parse(m['at']))
+          Number.isFinite(Date.parse(m['at'])) &&
+          (m['offset'] === undefined || isOffset(m['offset'])) &&
+          (m['incarnation'] === undefined || Number.isSafeInteger(m['incarnation']))
       ))
       ? undefined
-      : 'movedFrom: not a list of {dispatcher, at}')
+      : 'movedFrom: not a list of {dispatcher, at, offset?, incarnation?}') ??
+    (value['heldSince'] === undefined || isOffset(value['heldSince']) ? undefined : 'heldSince: not an offset')
   if (problem !== undefined) return invalid(problem)
   return { kind: 'ok', record: value as unknown as ContractRecord }
+}
+
+function isOffset(value: unknown): boolean {
+  return typeof value === 'string' && /^\d+$/.test(value)
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

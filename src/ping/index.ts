@@ -16,6 +16,7 @@ export { StringPool, pingRecordOf, pingTargetOf } from './ping-record.ts'
 export type { PingRecord, PingRecordOptions, PingSink } from './ping-record.ts'
 export { ScheduleTable } from './schedule-table.ts'
 export type { Firing, ScheduleSpec, ScheduleTableOptions, Tick } from './schedule-table.ts'
+export { heartbeatWatermark, holdersOf, releaseSchedule } from './hand-over.ts'
 export { TickHeap } from './tick-heap.ts'
 export { DEFAULT_TICK_SLICE, TickFeeder } from './tick-feeder.ts'
 export type { TickFeederOptions } from './tick-feeder.ts'
@@ -29,4 +30,13 @@ export {
   compactWatermark,
   readWatermark
 } from './watermark.ts'
-export type { ScheduleWatermark, WatermarkBookOptions, WatermarkUpdate } from './watermark.ts'
+export type {
+  Holder,
+  ReadWatermark,
+  Release,
+  Resolution,
+  ResolvingSelf,
+  ScheduleWatermark,
+  WatermarkBookOptions,
+  WatermarkUpdate
+} from './watermark.ts'

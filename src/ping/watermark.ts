@@ -1,29 +1,54 @@
 import { performance } from 'node:perf_hooks'
 
 /**
- * A dispatcher's schedule watermark as its heartbeat carries it (`MemberRecord.watermark`): every tick at or
- * before `through` of every schedule it runs has been handled (delivered, dead-lettered or dropped, or skipped
- * by the late policy), except the schedules in `exceptions`, handled only through their own time. Times are
- * RFC 3339 UTC with milliseconds.
+ * A dispatcher's schedule watermark as its heartbeat carries it (`MemberRecord.watermark`), true of its contract
+ * as read through `contractOffset`: every tick at or before `through` of every schedule it runs has been handled
+ * (delivered, dead-lettered or dropped, or skipped by the late policy), except the schedules in `exceptions`,
+ * handled only through their own time. A schedule it gave up is in `released` (for RELEASE_HOLD_MS), one it was
+ * given and has not started in `pending`; a schedule in none of them runs here — if this dispatcher has it at
+ * all, which only its contract says. Times are RFC 3339 UTC with milliseconds.
  */
 export interface ScheduleWatermark {
-  readonly through: string
+  /** Absent before it first fired. */
+  readonly through?: string
   readonly exceptions?: Readonly<Record<string, string>>
+  /** Schedules it gave up, each with how far it was handled and which holding it ended (see Release). */
+  readonly released?: Readonly<Record<string, Release>>
+  /** Schedules in its contract not started yet: it waits for their previous owner. */
+  readonly pending?: readonly string[]
+  /** The offset of its contracts partition applied: every contract record up to it is reflected here. */
+  readonly contractOffset: string
+  /**
+   * Set when `released` or `pending` were cut short (more than DEFAULT_MAX_EXCEPTIONS): a schedule not named
+   * may then be one of them, so this heartbeat does not say that a schedule it does not name runs here.
+   */
+  readonly partial?: true
+}
+
+/**
+ * A schedule a dispatcher gave up: the holding that ended (`heldSince`, the contract offset that had given it the
+ * schedule) and how far that holding handled it (`through`). A holding it never started names the last one it
+ * did start, if it still holds that release; else `through` is null.
+ */
+export interface Release {
+  readonly through: string | null
+  readonly heldSince: string
 }
 
 /** Exceptions a heartbeat carries at most; beyond them `through` is lowered, so the record stays small. */
 export const DEFAULT_MAX_EXCEPTIONS = 2_000
 
-/** How long a dispatcher that gave a schedule up keeps its final watermark in its heartbeats, for its next owner. */
-export const RELEASE_HOLD_MS = 60_000
+/** How long a dispatcher that gave a schedule up names its final watermark in its heartbeats, for its next owner. */
+export const RELEASE_HOLD_MS = 300_000
 /**
- * A live dispatcher a schedule moved from speaks for it through its `through` in heartbeats appended up to this
- * long after the move (on the broker's clock, the move on the scheduler leader's): the hold, less room for skew.
+ * A heartbeat that does not name a schedule says it still runs it only if appended this long after the
+ * schedule left (the broker's clock against the scheduler leader's): the release hold, less room for skew.
+ * Later, a release might have expired; the next owner then goes lower (more ticks fired twice, none lost).
  */
-const MOVER_TRUST_MS = RELEASE_HOLD_MS - 10_000
+const RELEASE_TRUST_MS = RELEASE_HOLD_MS - 60_000
 
 /**
- * The compact watermark of a dispatcher: `through`, plus one exception per schedule handled less far. With
+ * `through` and the exceptions of a dispatcher's watermark: one exception per schedule handled less far. With
  * more than `maxExceptions`, the lowest are kept and `through` drops to the lowest one left out — a new owner
  * then resends a little more (same ids), never less.
  */
@@ -31,7 +56,8 @@ export function compactWatermark(
   through: number,
   exceptions: ReadonlyMap<string, number>,
   maxExceptions: number = DEFAULT_MAX_EXCEPTIONS
-): ScheduleWatermark {
+): { readonly through?: string; readonly exceptions?: Readonly<Record<string, string>> } {
+  if (!Number.isFinite(through)) return {}
   const below = [...exceptions].filter(([, at]) => at < through).sort((a, b) => a[1] - b[1])
   let reported = through
   if (below.length > maxExceptions) {
@@ -40,22 +66,55 @@ export function compactWatermark(
   }
   const kept = below.filter(([, at]) => at < reported)
   return {
-    through: new Date(reported).toISOString(),
+    through: iso(reported),
     ...(kept.length === 0 ? {} : { exceptions: Object.fromEntries(kept.map(([key, at]) => [key, iso(at)])) })
   }
 }
 
+/** A watermark as read from a heartbeat. */
+export interface ReadWatermark {
+  readonly through: number | undefined
+  readonly exceptions: Readonly<Record<string, string>>
+  readonly released: Readonly<Record<string, Release>>
+  readonly pending: ReadonlySet<string>
+  /** -1 for a heartbeat that does not say (it then speaks for no schedule). */
+  readonly contractOffset: bigint
+  readonly partial: boolean
+}
+
+const NO_PENDING: ReadonlySet<string> = new Set()
+
 /** A watermark read from a heartbeat, or undefined when the field is absent or malformed. */
-export function readWatermark(
-  value: unknown
-): { through: number; exceptions: Readonly<Record<string, string>> } | undefined {
-  if (typeof value !== 'object' || value === null) return undefined
-  const { through, exceptions } = value as { through?: unknown; exceptions?: unknown }
-  const at = typeof through === 'string' ? Date.parse(through) : Number.NaN
-  if (!Number.isFinite(at)) return undefined
-  if (exceptions === undefined) return { through: at, exceptions: {} }
-  if (typeof exceptions !== 'object' || exceptions === null || Array.isArray(exceptions)) return undefined
-  return { through: at, exceptions: exceptions as Record<string, string> }
+export function readWatermark(value: unknown): ReadWatermark | undefined {
+  if (!isRecord(value)) return undefined
+  const { through, exceptions, released, pending, contractOffset, partial } = value
+  let at: number | undefined
+  if (through !== undefined) {
+    at = typeof through === 'string' ? Date.parse(through) : Number.NaN
+    if (!Number.isFinite(at)) return undefined
+  }
+  if (exceptions !== undefined && !isRecord(exceptions)) return undefined
+  if (released !== undefined && !isRecord(released)) return undefined
+  if (pending !== undefined && !(Array.isArray(pending) && pending.every(key => typeof key === 'string'))) {
+    return undefined
+  }
+  let offset = -1n
+  if (contractOffset !== undefined) {
+    if (typeof contractOffset !== 'string' || !/^-?\d+$/.test(contractOffset)) return undefined
+    offset = BigInt(contractOffset)
+  }
+  return {
+    through: at,
+    exceptions: (exceptions ?? {}) as Record<string, string>,
+    released: (released ?? {}) as Record<string, Release>,
+    pending: pending === undefined || pending.length === 0 ? NO_PENDING : new Set(pending as string[]),
+    contractOffset: offset,
+    partial: partial === true
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
 function iso(ms: number): string {
@@ -70,7 +129,7 @@ function iso(ms: number): string {
 export class TickLedger {
   // Usually one tick open per schedule: a number; an array only while a schedule has several out.
   readonly #open = new Map<string, number | number[]>()
-  readonly #released = new Map<string, { at: number; until: number }>()
+  readonly #released = new Map<string, { at: number | null; heldSince: bigint; until: number }>()
 
   /** A tick went out. */
   begin(key: string, at: number): void {
@@ -103,7 +162,7 @@ export class TickLedger {
     return oldest
   }
 
-  /** How far `key` is handled, given the table's `through`. */
+  /** How far `key` is handled, given how far its ticks were handed out. */
   watermarkOf(key: string, through: number): number {
     const oldest = this.oldestOpen(key)
     return oldest === undefined ? through : Math.min(through, oldest - 1)
@@ -114,32 +173,45 @@ export class TickLedger {
     this.#open.delete(key)
   }
 
-  /** `key` left this dispatcher handled through `at`; say so in heartbeats until `until`. */
-  release(key: string, at: number, until: number): void {
-    this.#released.set(key, { at, until })
+  /** `key` left this dispatcher handled through `at` (null: never started here); say so in heartbeats until `until`. */
+  release(key: string, at: number | null, heldSince: bigint, until: number): void {
+    this.#released.set(key, { at, heldSince, until })
   }
 
-  /** The final watermark of a schedule this dispatcher gave up and still holds, taking it back. */
-  reclaim(key: string): number | undefined {
-    const released = this.#released.get(key)
+  /** What this dispatcher said when it gave `key` up, while it still says it. */
+  releaseOf(key: string): { readonly at: number | null; readonly heldSince: bigint } | undefined {
+    return this.#released.get(key)
+  }
+
+  /** `key` runs here again: its release is void. */
+  reclaim(key: string): void {
     this.#released.delete(key)
-    return released?.at
   }
 
   get openKeys(): number {
     return this.#open.size
   }
 
-  /** The exceptions of a heartbeat at local time `now`: open schedules and held releases (expired ones go). */
-  exceptions(through: number, now: number, extra?: ReadonlyMap<string, number>): Map<string, number> {
+  /** The exceptions of a heartbeat: how far each schedule with ticks out is handled. */
+  exceptions(through: number): Map<string, number> {
     const out = new Map<string, number>()
     for (const key of this.#open.keys()) out.set(key, this.watermarkOf(key, through))
-    for (const [key, released] of this.#released) {
-      if (released.until <= now) this.#released.delete(key)
-      else if (!out.has(key)) out.set(key, released.at)
-    }
-    if (extra) for (const [key, at] of extra) out.set(key, Math.min(at, out.get(key) ?? at))
     return out
+  }
+
+  /** The releases a heartbeat at local time `now` names (expired ones go), the newest `max` at most. */
+  releases(now: number, max: number = DEFAULT_MAX_EXCEPTIONS): { named: Record<string, Release>; cut: boolean } {
+    const live: Array<[string, { at: number | null; heldSince: bigint; until: number }]> = []
+    for (const entry of this.#released) {
+      if (entry[1].until <= now) this.#released.delete(entry[0])
+      else live.push(entry)
+    }
+    if (live.length > max) live.sort((a, b) => b[1].until - a[1].until).length = max
+    const named: Record<string, Release> = {}
+    for (const [key, { at, heldSince }] of live) {
+      named[key] = { through: at === null ? null : iso(at), heldSince: String(heldSince) }
+    }
+    return { named, cut: live.length < this.#released.size }
   }
 }
 
@@ -154,12 +226,47 @@ export interface WatermarkUpdate {
   readonly tombstoneIncarnation?: number
 }
 
+/**
+ * A dispatcher that had a schedule, as the schedule's contract names it (`ContractRecord.movedFrom`), or this
+ * dispatcher itself before a restart.
+ */
+export interface Holder {
+  readonly dispatcher: string
+  /** The offset of its contracts partition that gave it the schedule: its heartbeats before it speak of none. */
+  readonly offset: bigint
+  /**
+   * Its incarnation when the schedule left it, as the scheduler leader saw: incarnations up to it had the
+   * schedule from `offset` on; a later one may never have had it. Infinity: the schedule has not left it.
+   */
+  readonly incarnation: number
+  /** When the schedule left it, on the scheduler leader's clock; Infinity: it has not left. */
+  readonly leftAtMs: number
+}
+
+/** Where a schedule that comes to a dispatcher starts. */
+export type Resolution =
+  /** Every tick at or before `at` was handled by whoever had it before. */
+  | { readonly kind: 'since'; readonly at: number }
+  /** A live dispatcher may still fire it: start when its heartbeat says it stopped. */
+  | { readonly kind: 'wait'; readonly on: string }
+  /** Nobody ever fired it, as far as the heartbeats tell. */
+  | { readonly kind: 'unknown' }
+
+/** This process, resolving: its own release of the schedule, if it holds one. */
+export interface ResolvingSelf {
+  readonly id: string
+  readonly incarnation: number
+  readonly release?: { readonly at: number | null; readonly heldSince: bigint } | undefined
+}
+
 interface BookEntry {
   readonly id: string
   readonly incarnation: number
   lastSeen: number
   left: boolean
-  watermark: { through: number; exceptions: Readonly<Record<string, string>> } | undefined
+  watermark: ReadWatermark | undefined
+  /** Broker append time of the heartbeat that carried `watermark`. */
+  watermarkAt: number
 }
 
 export interface WatermarkBookOptions {
@@ -169,18 +276,19 @@ export interface WatermarkBookOptions {
   readonly clock?: () => number
 }
 
+const UNKNOWN: Resolution = Object.freeze({ kind: 'unknown' })
+
 /**
  * What a new owner needs to know of a schedule's past: every dispatcher incarnation's newest watermark, kept
- * after it left (a tombstone does not erase it here) or died. A dispatcher heartbeat does not list its
- * schedules (that would not stay small), so for a schedule that comes to it a new owner takes the lowest
- * watermark among the incarnations that stopped last — the previous owner is one of them when it died, left or
- * restarted — together with any explicit exception for it, and the watermarks of the live dispatchers its
- * contract says it moved from (a cordon, a drain, a rebalance). Lower is safe: a resend has the same id.
- * Liveness is judged on the broker's clock, as the controllers judge it.
+ * after it left (a tombstone does not erase it here) or died. `resolve` asks the schedule's holders newest
+ * first. A heartbeat speaks for a schedule only once it reflects the contract that gave the schedule (its
+ * `contractOffset`): then the schedule is released (exact: the holder stopped there), pending (never started),
+ * or running (handled through its exception or `through`). A holder still alive that runs it or may start it is
+ * waited for: the old owner stops before the new one starts. Liveness is judged on the broker's clock.
  */
 export class WatermarkBook {
-  readonly #entries = new Map<string, BookEntry>()
-  readonly #highest = new Map<string, number>()
+  // Per dispatcher id, its incarnations newest first.
+  readonly #entries = new Map<string, BookEntry[]>()
   readonly #livenessTimeoutMs: number
   readonly #retentionMs: number
   readonly #clock: () => number
@@ -193,17 +301,23 @@ export class WatermarkBook {
     this.#clock = options.clock ?? (() => performance.now())
   }
 
+  /** Incarnations known. */
   get size(): number {
-    return this.#entries.size
+    let size = 0
+    for (const list of this.#entries.values()) size += list.length
+    return size
   }
 
   apply(update: WatermarkUpdate): void {
     if (this.#newest === undefined || update.appendTimeMs >= this.#newest.appendTimeMs) {
       this.#newest = { appendTimeMs: update.appendTimeMs, seenAt: this.#clock() }
     }
+    const list = this.#entries.get(update.id)
     if (update.value === 'tombstone') {
-      const incarnation = update.tombstoneIncarnation ?? this.#highest.get(update.id)
-      const entry = incarnation === undefined ? undefined : this.#entries.get(entryKey(update.id, incarnation))
+      const entry =
+        update.tombstoneIncarnation === undefined
+          ? list?.[0]
+          : list?.find(e => e.incarnation === update.tombstoneIncarnation)
       if (entry) {
         entry.left = true
         entry.lastSeen = Math.max(entry.lastSeen, update.appendTimeMs)
@@ -214,16 +328,25 @@ export class WatermarkBook {
     if (typeof value !== 'object' || value === null || value.id !== update.id) return
     const incarnation = value.incarnation
     if (typeof incarnation !== 'number' || !Number.isSafeInteger(incarnation)) return
-    if (incarnation > (this.#highest.get(update.id) ?? -1)) this.#highest.set(update.id, incarnation)
-    const key = entryKey(update.id, incarnation)
-    let entry = this.#entries.get(key)
+    let entry = list?.find(e => e.incarnation === incarnation)
     if (!entry) {
-      entry = { id: update.id, incarnation, lastSeen: update.appendTimeMs, left: false, watermark: undefined }
-      this.#entries.set(key, entry)
+      entry = {
+        id: update.id,
+        incarnation,
+        lastSeen: update.appendTimeMs,
+        left: false,
+        watermark: undefined,
+        watermarkAt: Number.NEGATIVE_INFINITY
+      }
+      const next = [...(list ?? []), entry].sort((a, b) => b.incarnation - a.incarnation)
+      this.#entries.set(update.id, next)
     }
     entry.lastSeen = Math.max(entry.lastSeen, update.appendTimeMs)
     const watermark = readWatermark(value.watermark)
-    if (watermark) entry.watermark = watermark
+    if (watermark && update.appendTimeMs >= entry.watermarkAt) {
+      entry.watermark = watermark
+      entry.watermarkAt = update.appendTimeMs
+    }
     if (++this.#applied % 1_000 === 0) this.#prune()
   }
 
@@ -233,67 +356,96 @@ export class WatermarkBook {
   }
 
   /**
-   * Through when `sourceKey` was handled by whoever ran it before, as far as the heartbeats say; undefined when
-   * none says anything. `self` (this process) is left out: it knows its own. `movedFrom` names the dispatchers
-   * the schedule was moved from and when (its contract says): a live one's exception for it counts, and so does
-   * its `through` in a heartbeat from before the release hold could have run out — until it gave the schedule up
-   * every tick up to `through` was handled, and for RELEASE_HOLD_MS after, its heartbeats name the exact point.
+   * Where `key` starts on `self`, given the dispatchers that held it, newest first. With `giveUp`, nobody is
+   * waited for any more: a live holder counts as if it had stopped at its newest heartbeat (lower, so safe: the
+   * ticks it fires after that are fired twice, same ids).
    */
-  sinceFor(
-    sourceKey: string,
-    self: { readonly id: string; readonly incarnation: number },
-    movedFrom: ReadonlyArray<{ readonly dispatcher: string; readonly atMs: number }> = []
-  ): number | undefined {
+  resolve(key: string, holders: readonly Holder[], self: ResolvingSelf, giveUp = false): Resolution {
     const now = this.brokerNow()
-    if (now === undefined) return undefined
-    // A dispatcher that missed two heartbeats is not running anything a new owner could be taking over from:
-    // the scheduler moves a schedule only after a whole liveness timeout (five heartbeats) of silence.
-    const staleAfter = (2 * this.#livenessTimeoutMs) / 5
-    const stopped: BookEntry[] = []
-    let since: number | undefined
-    for (const entry of this.#entries.values()) {
-      if (entry.watermark === undefined || (entry.id === self.id && entry.incarnation === self.incarnation)) continue
-      const isStopped =
-        entry.left || entry.incarnation < (this.#highest.get(entry.id) ?? 0) || now - entry.lastSeen > staleAfter
-      if (isStopped) stopped.push(entry)
-      else {
-        let at = parseTime(entry.watermark.exceptions[sourceKey])
-        const moved = at === undefined ? movedFrom.find(m => m.dispatcher === entry.id) : undefined
-        // Its `through` speaks for the schedule only while a release of it would still be in its heartbeats:
-        // a heartbeat before the release had the schedule in hand, one within the hold names it.
-        if (moved !== undefined && entry.lastSeen < moved.atMs + MOVER_TRUST_MS) at = entry.watermark.through
-        if (at !== undefined) since = Math.min(since ?? at, at)
+    for (const holder of holders) {
+      const found = this.#fromHolder(key, holder, self, giveUp, now)
+      if (found !== undefined) return found
+    }
+    return UNKNOWN
+  }
+
+  // What `holder` says of `key`; undefined when it says nothing (ask the one before it).
+  #fromHolder(
+    key: string,
+    holder: Holder,
+    self: ResolvingSelf,
+    giveUp: boolean,
+    now: number | undefined
+  ): Resolution | undefined {
+    // The lowest handled point of later incarnations that may never have had it: a bound on the earlier ones.
+    let bound = Number.POSITIVE_INFINITY
+    const since = (at: number): Resolution => ({ kind: 'since', at: Math.min(at, bound) })
+    for (const entry of this.#entries.get(holder.dispatcher) ?? []) {
+      if (entry.id === self.id && entry.incarnation === self.incarnation) {
+        // Its own release speaks for the holding it ended, not for the schedule it holds now.
+        const own = self.release
+        if (own?.heldSince === holder.offset && own.at !== null && holder.leftAtMs !== Number.POSITIVE_INFINITY) {
+          return since(own.at)
+        }
+        continue
       }
+      const alive = !giveUp && !this.#stopped(entry, now)
+      const watermark = entry.watermark
+      if (watermark === undefined || watermark.contractOffset < holder.offset) {
+        // It had not applied the contract that gave it the schedule: it may be about to start it.
+        if (alive) return { kind: 'wait', on: entry.id }
+        continue
+      }
+      const released = readRelease(watermark.released[key])
+      if (released !== undefined) {
+        // The release of this holding is exact; one of another holding says this one is over or never began.
+        if (released.heldSince === holder.offset && released.at !== undefined) return since(released.at)
+        continue
+      }
+      // Not named and the heartbeat names all it gave up lately: it runs the schedule — if this incarnation
+      // ever had it, which a later one may not have.
+      const unstarted = watermark.pending.has(key) || watermark.partial
+      const trusted = entry.watermarkAt < holder.leftAtMs + RELEASE_TRUST_MS
+      if (alive && (unstarted || trusted)) return { kind: 'wait', on: entry.id }
+      if (unstarted || !trusted) continue
+      const at = parseTime(watermark.exceptions[key]) ?? watermark.through
+      if (at === undefined) continue
+      if (entry.incarnation <= holder.incarnation) return since(at)
+      bound = Math.min(bound, at)
     }
-    if (stopped.length === 0) return since
-    let last = Number.NEGATIVE_INFINITY
-    for (const entry of stopped) if (entry.lastSeen > last) last = entry.lastSeen
-    for (const entry of stopped) {
-      if (entry.lastSeen < last - 2 * this.#livenessTimeoutMs) continue
-      const watermark = entry.watermark as NonNullable<BookEntry['watermark']>
-      const at = parseTime(watermark.exceptions[sourceKey]) ?? watermark.through
-      since = Math.min(since ?? at, at)
-    }
-    return since
+    return undefined
+  }
+
+  #stopped(entry: BookEntry, now: number | undefined): boolean {
+    if (entry.left || entry !== this.#entries.get(entry.id)?.[0]) return true
+    // A dispatcher that missed two heartbeats is taken at its newest one: it may fire a little more (twice).
+    return now !== undefined && now - entry.lastSeen > (2 * this.#livenessTimeoutMs) / 5
   }
 
   #prune(): void {
     const horizon = (this.#newest?.appendTimeMs ?? 0) - this.#retentionMs
-    for (const [key, entry] of this.#entries) {
-      const stopped = entry.left || entry.incarnation < (this.#highest.get(entry.id) ?? 0)
-      if (entry.lastSeen < horizon && (stopped || entry.lastSeen < horizon - this.#retentionMs)) {
-        this.#entries.delete(key)
-      }
+    for (const [id, list] of this.#entries) {
+      const kept = list.filter((entry, i) => {
+        const stopped = entry.left || i > 0
+        return !(entry.lastSeen < horizon && (stopped || entry.lastSeen < horizon - this.#retentionMs))
+      })
+      if (kept.length === 0) this.#entries.delete(id)
+      else if (kept.length < list.length) this.#entries.set(id, kept)
     }
   }
 }
 
-function entryKey(id: string, incarnation: number): string {
-  return `${id}#${incarnation}`
+function readRelease(value: unknown): { at: number | undefined; heldSince: bigint } | undefined {
+  if (!isRecord(value) || typeof value['heldSince'] !== 'string' || !/^\d+$/.test(value['heldSince'])) {
+    // Malformed: as if it named a holding of its own, so that it answers for none.
+    return value === undefined ? undefined : { at: undefined, heldSince: -2n }
+  }
+  const through = value['through']
+  return { at: typeof through === 'string' ? parseTime(through) : undefined, heldSince: BigInt(value['heldSince']) }
 }
 
-function parseTime(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined
+function parseTime(value: string | null | undefined): number | undefined {
+  if (value === undefined || value === null) return undefined
   const at = Date.parse(value)
   return Number.isFinite(at) ? at : undefined
 }

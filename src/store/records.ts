@@ -1,3 +1,5 @@
+import type { ScheduleWatermark } from '../ping/watermark.ts'
+
 /**
  * The records the scheduler leader and the dispatchers exchange through Kafka (DESIGN §4). Every value is
  * JSON with the `shoal-schema` header (see codec.ts); these are their shapes.
@@ -22,18 +24,27 @@ export interface ContractRecord {
   /** The scheduler leader's epoch: the highest epoch in the log plus one, per new leader. */
   readonly epoch: number
   /**
-   * A schedule that changed hands: the dispatchers it left, newest first, each with when it left (the scheduler
-   * leader's clock) — the last one and, when it had itself just come from others, theirs (at most 8). The new
-   * owner takes their watermarks for it even while they live: their exception for it, else their `through`
-   * while their heartbeat is recent enough to still carry the release (docs/ping-source.md#missed-ticks).
+   * A schedule that changed hands: the dispatchers it left, newest first — the last one and, when it had itself
+   * just come from others, theirs (at most 8). The new owner starts where the newest of them that fired it
+   * stopped, as their heartbeats say (docs/ping-source.md#hand-over).
    */
   readonly movedFrom?: readonly MovedFrom[]
+  /**
+   * The offset of this dispatcher's contracts partition whose record first gave it the source, when this record
+   * rewrites that placement (a new resourceVersion or vreplicas); absent on the first record, whose own offset it is.
+   */
+  readonly heldSince?: string
 }
 
-/** A dispatcher a schedule left, and when (ISO-8601). */
+/** A dispatcher a schedule left. */
 export interface MovedFrom {
   readonly dispatcher: string
+  /** When it left, ISO-8601 on the scheduler leader's clock. */
   readonly at: string
+  /** The offset of its contracts partition that had given it the schedule (absent in records of older versions). */
+  readonly offset?: string
+  /** Its incarnation as the scheduler leader knew it when the schedule left (absent: unknown). */
+  readonly incarnation?: number
 }
 
 /** `shoal.placements`, key `<sourceKey>`: where a source's vreplicas are, and how many wait for capacity. */
@@ -77,8 +88,8 @@ export interface MemberRecord {
   readonly contractOffset: string
   /** When the process started (its own clock; informational). */
   readonly startedAt: string
-  /** PingSource watermarks (a later issue): last tick fired through, and exceptions by source. */
-  readonly watermark?: { readonly through: string; readonly exceptions?: Readonly<Record<string, string>> }
+  /** Its PingSource plane's watermark: how far its schedules are handled, those it gave up and has not started. */
+  readonly watermark?: ScheduleWatermark
 }
 
 /**

@@ -16,27 +16,40 @@ describe('movedChain: the dispatchers a schedule left, for its next owner', () =
       ]
     ])
     assert.deepEqual(
-      movedChain(['dispatcher-1'], '2026-11-30T01:00:01.000Z', d => earlier.get(d)),
+      movedChain([{ dispatcher: 'dispatcher-1', at: '2026-11-30T01:00:01.000Z', offset: '7', incarnation: 3 }], d =>
+        earlier.get(d)
+      ),
       [
-        { dispatcher: 'dispatcher-1', at: '2026-11-30T01:00:01.000Z' },
+        { dispatcher: 'dispatcher-1', at: '2026-11-30T01:00:01.000Z', offset: '7', incarnation: 3 },
         { dispatcher: 'dispatcher-0', at: '2026-11-30T01:00:00.000Z' },
         { dispatcher: 'dispatcher-5', at: '2026-11-30T00:59:00.000Z' }
       ]
     )
-    // A dispatcher it leaves again is named once, with now.
+    // A dispatcher it leaves again is named once per holding: once for the same grant, twice for two.
     assert.deepEqual(
-      movedChain(['dispatcher-0'], 'now', () => [{ dispatcher: 'dispatcher-0', at: 'before' }]),
-      [{ dispatcher: 'dispatcher-0', at: 'now' }]
+      movedChain([{ dispatcher: 'dispatcher-0', at: 'now', offset: '3' }], () => [
+        { dispatcher: 'dispatcher-0', at: 'before', offset: '3' }
+      ]),
+      [{ dispatcher: 'dispatcher-0', at: 'now', offset: '3' }]
     )
     assert.deepEqual(
-      movedChain([], 'now', () => undefined),
+      movedChain([{ dispatcher: 'dispatcher-0', at: 'now', offset: '9' }], () => [
+        { dispatcher: 'dispatcher-0', at: 'before', offset: '3' }
+      ]),
+      [
+        { dispatcher: 'dispatcher-0', at: 'now', offset: '9' },
+        { dispatcher: 'dispatcher-0', at: 'before', offset: '3' }
+      ]
+    )
+    assert.deepEqual(
+      movedChain([], () => undefined),
       []
     )
   })
 
   it('carries at most eight', () => {
     const long = Array.from({ length: 20 }, (_, i) => ({ dispatcher: `dispatcher-${i + 10}`, at: 'earlier' }))
-    assert.equal(movedChain(['dispatcher-1'], 'now', () => long).length, 8)
+    assert.equal(movedChain([{ dispatcher: 'dispatcher-1', at: 'now' }], () => long).length, 8)
   })
 
   it('is read back from a contract record, and a malformed one is refused by name', () => {
@@ -53,7 +66,24 @@ describe('movedChain: the dispatchers a schedule left, for its next owner', () =
       checkContractRecord({ ...record, movedFrom: [{ dispatcher: 'dispatcher-1', at: '2026-11-30T01:00:00Z' }] }).kind,
       'ok'
     )
-    for (const movedFrom of [['dispatcher-1'], [{ dispatcher: 'dispatcher-1' }], [{ dispatcher: 1, at: 'x' }], 'd']) {
+    assert.equal(
+      checkContractRecord({
+        ...record,
+        heldSince: '12',
+        movedFrom: [{ dispatcher: 'dispatcher-1', at: '2026-11-30T01:00:00Z', offset: '4', incarnation: 2 }]
+      }).kind,
+      'ok'
+    )
+    const heldSince = checkContractRecord({ ...record, heldSince: 12 })
+    assert.match((heldSince as { reason: string }).reason, /^heldSince:/)
+    for (const movedFrom of [
+      ['dispatcher-1'],
+      [{ dispatcher: 'dispatcher-1' }],
+      [{ dispatcher: 1, at: 'x' }],
+      [{ dispatcher: 'dispatcher-1', at: '2026-11-30T01:00:00Z', offset: 4 }],
+      [{ dispatcher: 'dispatcher-1', at: '2026-11-30T01:00:00Z', incarnation: '2' }],
+      'd'
+    ]) {
       const checked = checkContractRecord({ ...record, movedFrom })
       assert.equal(checked.kind, 'invalid', JSON.stringify(movedFrom))
       assert.match((checked as { reason: string }).reason, /^movedFrom:/)

@@ -37,7 +37,8 @@ describe('dispatcher contracts', () => {
     assert.deepEqual(change.contract.get('KafkaSource/default/orders'), {
       dispatcher: 'dispatcher-1',
       source: 'KafkaSource/default/orders',
-      ...placement
+      ...placement,
+      heldSince: String(offset)
     })
     assert.equal(change.contractOffset, offset)
     assert.equal(change.running, true)

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { TickLedger, WatermarkBook, compactWatermark, readWatermark } from '../../src/ping/index.ts'
+import type { Holder } from '../../src/ping/index.ts'
 
 const iso = (ms: number): string => new Date(ms).toISOString()
 const T = Date.parse('2024-05-01T10:00:00Z')
@@ -16,6 +17,7 @@ describe('compactWatermark', () => {
       exceptions: { 'PingSource/ns/slow': iso(T - 60_000) }
     })
     assert.deepEqual(compactWatermark(T, new Map()), { through: iso(T) })
+    assert.deepEqual(compactWatermark(Number.NEGATIVE_INFINITY, exceptions), {}, 'never fired: nothing to say')
   })
 
   it('past the exception cap, keeps the lowest and lowers through to the first left out: never above the truth', () => {
@@ -24,11 +26,14 @@ describe('compactWatermark', () => {
     assert.equal(Object.keys(compact.exceptions ?? {}).length, 3)
     const read = readWatermark(compact)!
     for (const [key, truth] of exceptions) {
-      const reported = read.exceptions[key] === undefined ? read.through : Date.parse(read.exceptions[key]!)
+      const reported = read.exceptions[key] === undefined ? read.through! : Date.parse(read.exceptions[key]!)
       assert.ok(reported <= truth, `${key}: reported ${iso(reported)} > handled ${iso(truth)}`)
     }
     assert.equal(readWatermark({ through: 'yesterday' }), undefined)
+    assert.equal(readWatermark({ contractOffset: 7 }), undefined)
+    assert.equal(readWatermark({ pending: 'PingSource/ns/a' }), undefined)
     assert.equal(readWatermark(undefined), undefined)
+    assert.equal(readWatermark({ through: iso(T) })?.contractOffset, -1n, 'an older heartbeat speaks for no schedule')
   })
 })
 
@@ -42,128 +47,207 @@ describe('TickLedger', () => {
     assert.equal(ledger.watermarkOf('a', T), T - 1001)
     ledger.end('a', T - 1000)
     assert.equal(ledger.watermarkOf('a', T), T)
-    ledger.release('gone', T - 500, 10_000)
-    assert.deepEqual([...ledger.exceptions(T, 5_000)], [['gone', T - 500]])
-    assert.deepEqual([...ledger.exceptions(T, 10_000)], [])
-    ledger.release('back', T - 400, 10_000)
-    assert.equal(ledger.reclaim('back'), T - 400)
-    assert.equal(ledger.reclaim('back'), undefined)
+    ledger.release('gone', T - 500, 3n, 10_000)
+    ledger.release('never', null, 4n, 10_000)
+    assert.deepEqual(ledger.releases(5_000), {
+      named: { gone: { through: iso(T - 500), heldSince: '3' }, never: { through: null, heldSince: '4' } },
+      cut: false
+    })
+    assert.deepEqual(ledger.releases(5_000, 1).cut, true, 'cut short: the heartbeat says so')
+    assert.deepEqual(ledger.releases(10_000), { named: {}, cut: false })
+    ledger.release('back', T - 400, 5n, 10_000)
+    assert.deepEqual(ledger.releaseOf('back'), { at: T - 400, heldSince: 5n, until: 10_000 })
+    ledger.reclaim('back')
+    assert.equal(ledger.releaseOf('back'), undefined)
   })
 })
 
-describe('WatermarkBook', () => {
+describe('WatermarkBook.resolve', () => {
   const LIVENESS = 10_000
-  const beat = (id: string, incarnation: number, through: number, exceptions?: Record<string, number>) => ({
+  const KEY = 'PingSource/ns/a'
+  interface Beat {
+    through?: number
+    exceptions?: Record<string, number>
+    released?: Record<string, [number | null, number]>
+    pending?: string[]
+    contractOffset: number
+  }
+  const beat = (id: string, incarnation: number, w: Beat) => ({
     id,
     incarnation,
     watermark: {
-      through: iso(through),
-      ...(exceptions ? { exceptions: Object.fromEntries(Object.entries(exceptions).map(([k, v]) => [k, iso(v)])) } : {})
+      ...(w.through === undefined ? {} : { through: iso(w.through) }),
+      ...(w.exceptions ? { exceptions: mapValues(w.exceptions, iso) } : {}),
+      ...(w.released
+        ? {
+            released: mapValues(w.released, ([at, heldSince]) => ({
+              through: at === null ? null : iso(at),
+              heldSince: String(heldSince)
+            }))
+          }
+        : {}),
+      ...(w.pending ? { pending: w.pending } : {}),
+      contractOffset: String(w.contractOffset)
     }
   })
-
+  function mapValues<V, W>(o: Record<string, V>, f: (v: V) => W): Record<string, W> {
+    return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v)]))
+  }
   function book() {
     let local = 0
     const b = new WatermarkBook({ livenessTimeoutMs: LIVENESS, clock: () => local })
     return { b, advance: (ms: number) => (local += ms) }
   }
   const self = { id: 'dispatcher-9', incarnation: 1 }
-
-  it('takes the watermark of the dispatcher that died, not of the ones still alive', () => {
-    const { b } = book()
-    b.apply({ id: 'dispatcher-0', value: beat('dispatcher-0', 1, T - 12_000), appendTimeMs: T - 11_000 })
-    b.apply({ id: 'dispatcher-1', value: beat('dispatcher-1', 1, T - 1_000), appendTimeMs: T })
-    assert.equal(b.sinceFor('PingSource/ns/a', self), T - 12_000)
+  const from = (dispatcher: string, offset: number, incarnation = 1, leftAtMs = T): Holder => ({
+    dispatcher,
+    offset: BigInt(offset),
+    incarnation,
+    leftAtMs
   })
 
-  it('an explicit exception wins over through, and a live dispatcher releasing a schedule is heard', () => {
+  it('waits for a live previous owner until its heartbeat names the release, then starts exactly there', () => {
     const { b } = book()
     b.apply({
       id: 'dispatcher-0',
-      value: beat('dispatcher-0', 1, T - 12_000, { 'PingSource/ns/a': T - 70_000 }),
-      appendTimeMs: T - 11_000
+      value: beat('dispatcher-0', 1, { through: T - 800, contractOffset: 5 }),
+      appendTimeMs: T
+    })
+    assert.deepEqual(b.resolve(KEY, [from('dispatcher-0', 5)], self), { kind: 'wait', on: 'dispatcher-0' })
+    b.apply({
+      id: 'dispatcher-0',
+      value: beat('dispatcher-0', 1, { through: T + 1_000, released: { [KEY]: [T - 400, 5] }, contractOffset: 9 }),
+      appendTimeMs: T + 1_100
+    })
+    assert.deepEqual(b.resolve(KEY, [from('dispatcher-0', 5)], self), { kind: 'since', at: T - 400 })
+  })
+
+  it('a heartbeat from before the contract that gave the schedule says nothing of it', () => {
+    const { b, advance } = book()
+    // dispatcher-0 got the schedule at offset 5; its last heartbeat reflects offset 4, then it died.
+    b.apply({ id: 'dispatcher-0', value: beat('dispatcher-0', 1, { through: T, contractOffset: 4 }), appendTimeMs: T })
+    assert.equal(b.resolve(KEY, [from('dispatcher-0', 5)], self).kind, 'wait', 'alive: it may be starting it')
+    advance(LIVENESS)
+    assert.deepEqual(b.resolve(KEY, [from('dispatcher-0', 5)], self), { kind: 'unknown' })
+    // … so the one before it answers.
+    b.apply({
+      id: 'dispatcher-1',
+      value: beat('dispatcher-1', 1, { through: T, released: { [KEY]: [T - 3_000, 1] }, contractOffset: 2 }),
+      appendTimeMs: T + LIVENESS
+    })
+    assert.deepEqual(b.resolve(KEY, [from('dispatcher-0', 5), from('dispatcher-1', 1)], self), {
+      kind: 'since',
+      at: T - 3_000
+    })
+  })
+
+  it('takes a dead owner at its newest heartbeat: its exception, else its through', () => {
+    const { b, advance } = book()
+    b.apply({
+      id: 'dispatcher-0',
+      value: beat('dispatcher-0', 1, { through: T, exceptions: { [KEY]: T - 2_000 }, contractOffset: 5 }),
+      appendTimeMs: T
     })
     b.apply({
       id: 'dispatcher-1',
-      value: beat('dispatcher-1', 1, T - 1_000, { 'PingSource/ns/b': T - 5_000 }),
+      value: beat('dispatcher-1', 1, { through: T - 500, contractOffset: 7 }),
       appendTimeMs: T
     })
-    assert.equal(b.sinceFor('PingSource/ns/a', self), T - 70_000)
-    assert.equal(b.sinceFor('PingSource/ns/b', self), T - 12_000, 'the lower of the dead one and the explicit one')
+    advance(LIVENESS)
+    assert.deepEqual(b.resolve(KEY, [from('dispatcher-0', 5)], self), { kind: 'since', at: T - 2_000 })
+    assert.deepEqual(b.resolve('PingSource/ns/b', [from('dispatcher-1', 7)], self), { kind: 'since', at: T - 500 })
+    // A tombstone ends it at once, and a dispatcher that never started the schedule is passed over.
+    b.apply({
+      id: 'dispatcher-2',
+      value: beat('dispatcher-2', 1, { through: T + LIVENESS, pending: [KEY], contractOffset: 3 }),
+      appendTimeMs: T + LIVENESS
+    })
+    b.apply({ id: 'dispatcher-2', value: 'tombstone', appendTimeMs: T + LIVENESS, tombstoneIncarnation: 1 })
+    assert.deepEqual(b.resolve(KEY, [from('dispatcher-2', 3), from('dispatcher-0', 5)], self), {
+      kind: 'since',
+      at: T - 2_000
+    })
   })
 
-  it('ignores dispatchers that stopped long before the last ones, and remembers one after it left', () => {
+  it('a release of a schedule never started there passes to the one before; giving up takes a live one as it is', () => {
     const { b } = book()
-    b.apply({ id: 'dispatcher-5', value: beat('dispatcher-5', 1, T - 3_600_000), appendTimeMs: T - 3_600_000 })
-    b.apply({ id: 'dispatcher-0', value: beat('dispatcher-0', 1, T - 2_000), appendTimeMs: T - 1_500 })
-    b.apply({ id: 'dispatcher-0', value: 'tombstone', appendTimeMs: T - 1_000, tombstoneIncarnation: 1 })
-    assert.equal(b.sinceFor('PingSource/ns/a', self), T - 2_000)
-  })
-
-  it('a restarted dispatcher takes its previous incarnation for its own, not its current one', () => {
-    const { b } = book()
-    b.apply({ id: 'dispatcher-9', value: beat('dispatcher-9', 0, T - 4_000), appendTimeMs: T - 3_000 })
-    b.apply({ id: 'dispatcher-9', value: { id: 'dispatcher-9', incarnation: 1 }, appendTimeMs: T - 100 })
-    b.apply({ id: 'dispatcher-9', value: beat('dispatcher-9', 1, T), appendTimeMs: T })
-    assert.equal(b.sinceFor('PingSource/ns/a', self), T - 4_000)
-  })
-
-  it('takes the through of a live dispatcher the contract says it moved from, until that one names the schedule', () => {
-    const { b } = book()
-    const moved = [{ dispatcher: 'dispatcher-0', atMs: T - 600 }]
-    b.apply({ id: 'dispatcher-0', value: beat('dispatcher-0', 1, T - 800), appendTimeMs: T - 500 })
-    b.apply({ id: 'dispatcher-1', value: beat('dispatcher-1', 1, T - 300), appendTimeMs: T - 200 })
-    // Live, not yet released in a heartbeat: its through (it handled every tick up to there).
-    assert.equal(b.sinceFor('PingSource/ns/a', self, moved), T - 800)
-    // Another live dispatcher's through says nothing of a schedule that did not come from it.
-    assert.equal(b.sinceFor('PingSource/ns/a', self), undefined)
-    // Once it gave the schedule up, its heartbeat names the point, lower than its through.
     b.apply({
       id: 'dispatcher-0',
-      value: beat('dispatcher-0', 1, T + 1_000, { 'PingSource/ns/a': T - 400 }),
-      appendTimeMs: T + 1_100
+      value: beat('dispatcher-0', 1, { through: T, released: { [KEY]: [null, 5] }, contractOffset: 6 }),
+      appendTimeMs: T
     })
-    assert.equal(b.sinceFor('PingSource/ns/a', self, moved), T - 400)
-  })
-
-  it("does not take a live mover's through once its release may have left its heartbeats", () => {
-    const { b } = book()
-    const moved = [{ dispatcher: 'dispatcher-0', atMs: T }]
-    // It released the schedule at T + 100, and its heartbeats carried that for the hold; this one, 70 s on, no
-    // longer does: its through is past ticks nobody fired.
-    b.apply({ id: 'dispatcher-0', value: beat('dispatcher-0', 1, T + 70_000), appendTimeMs: T + 70_100 })
-    assert.equal(b.sinceFor('PingSource/ns/a', self, moved), undefined)
-    // Within the hold, the release is there and wins.
-    const { b: early } = book()
-    early.apply({
-      id: 'dispatcher-0',
-      value: beat('dispatcher-0', 1, T + 30_000, { 'PingSource/ns/a': T + 100 }),
-      appendTimeMs: T + 30_100
+    b.apply({
+      id: 'dispatcher-1',
+      value: beat('dispatcher-1', 1, { through: T - 700, contractOffset: 2 }),
+      appendTimeMs: T
     })
-    assert.equal(early.sinceFor('PingSource/ns/a', self, moved), T + 100)
+    const chain = [from('dispatcher-0', 5), from('dispatcher-1', 2)]
+    assert.deepEqual(b.resolve(KEY, chain, self), { kind: 'wait', on: 'dispatcher-1' })
+    assert.deepEqual(b.resolve(KEY, chain, self, true), { kind: 'since', at: T - 700 })
   })
 
-  it('goes back along a chain of moves: a mover that never started the schedule does not hide the one before', () => {
+  it('a restarted dispatcher goes on from its earlier incarnation, and a later incarnation that may never have had it only bounds', () => {
     const { b } = book()
-    // Moved 0 → 1 at T, then 1 → 9 at T + 1 s, before dispatcher-1 started it and before dispatcher-0's heartbeat
-    // with its release (at T + 100) was out: dispatcher-0's last word is a heartbeat from T + 50, schedule in hand.
-    const moved = [
-      { dispatcher: 'dispatcher-1', atMs: T + 1_000 },
-      { dispatcher: 'dispatcher-0', atMs: T }
-    ]
-    b.apply({ id: 'dispatcher-0', value: beat('dispatcher-0', 1, T + 50), appendTimeMs: T + 60 })
-    b.apply({ id: 'dispatcher-1', value: beat('dispatcher-1', 1, T + 1_500), appendTimeMs: T + 1_600 })
-    assert.equal(b.sinceFor('PingSource/ns/a', self, moved), T + 50)
-    assert.equal(b.sinceFor('PingSource/ns/a', self, moved.slice(0, 1)), T + 1_500, 'the last mover alone would skip')
+    b.apply({
+      id: 'dispatcher-9',
+      value: beat('dispatcher-9', 0, { through: T - 4_000, contractOffset: 8 }),
+      appendTimeMs: T - 3_000
+    })
+    b.apply({ id: 'dispatcher-9', value: beat('dispatcher-9', 1, { through: T, contractOffset: 12 }), appendTimeMs: T })
+    const own: Holder = { dispatcher: 'dispatcher-9', offset: 8n, incarnation: Infinity, leftAtMs: Infinity }
+    assert.deepEqual(b.resolve(KEY, [own], self), { kind: 'since', at: T - 4_000 })
+    // dispatcher-3 had it at incarnation 1 (as the leader saw when it moved); incarnation 2 started around then.
+    b.apply({
+      id: 'dispatcher-3',
+      value: beat('dispatcher-3', 1, { through: T - 9_000, contractOffset: 4 }),
+      appendTimeMs: T - 8_000
+    })
+    b.apply({
+      id: 'dispatcher-3',
+      value: beat('dispatcher-3', 2, { through: T - 100, contractOffset: 20 }),
+      appendTimeMs: T - 50
+    })
+    b.apply({ id: 'dispatcher-3', value: 'tombstone', appendTimeMs: T, tombstoneIncarnation: 2 })
+    assert.deepEqual(b.resolve(KEY, [from('dispatcher-3', 4, 1)], self), { kind: 'since', at: T - 9_000 })
+    // With only the later incarnation known, its through is no answer: it may never have had the schedule.
+    const { b: later } = book()
+    later.apply({
+      id: 'dispatcher-3',
+      value: beat('dispatcher-3', 2, { through: T - 100, contractOffset: 20 }),
+      appendTimeMs: T - 50
+    })
+    later.apply({ id: 'dispatcher-3', value: 'tombstone', appendTimeMs: T, tombstoneIncarnation: 2 })
+    assert.deepEqual(later.resolve(KEY, [from('dispatcher-3', 4, 1)], self), { kind: 'unknown' })
   })
 
-  it('knows nothing before it has read anything, or when nobody stopped and nobody released the schedule', () => {
+  it('a heartbeat long after the move, or one cut short, does not say that a schedule it does not name runs there', () => {
     const { b, advance } = book()
-    assert.equal(b.sinceFor('PingSource/ns/a', self), undefined)
-    b.apply({ id: 'dispatcher-1', value: beat('dispatcher-1', 1, T), appendTimeMs: T })
-    assert.equal(b.sinceFor('PingSource/ns/a', self), undefined)
-    // Silent for longer than two heartbeats (on the broker's clock): it stopped.
+    b.apply({
+      id: 'dispatcher-0',
+      value: beat('dispatcher-0', 1, { through: T + 400_000, contractOffset: 9 }),
+      appendTimeMs: T + 400_000
+    })
     advance(LIVENESS)
-    assert.equal(b.sinceFor('PingSource/ns/a', self), T)
+    assert.deepEqual(b.resolve(KEY, [from('dispatcher-0', 5)], self), { kind: 'unknown' })
+    const { b: cut, advance: later } = book()
+    cut.apply({
+      id: 'dispatcher-0',
+      value: {
+        ...beat('dispatcher-0', 1, { through: T, contractOffset: 9 }),
+        watermark: { through: iso(T), contractOffset: '9', partial: true }
+      },
+      appendTimeMs: T
+    })
+    later(LIVENESS)
+    assert.deepEqual(cut.resolve(KEY, [from('dispatcher-0', 5)], self), { kind: 'unknown' })
+  })
+
+  it('its own release answers for itself; nothing read, nothing known', () => {
+    const { b } = book()
+    assert.deepEqual(b.resolve(KEY, [from('dispatcher-0', 5)], self), { kind: 'unknown' })
+    b.apply({ id: 'dispatcher-9', value: beat('dispatcher-9', 1, { through: T, contractOffset: 3 }), appendTimeMs: T })
+    const release = { at: T - 5, heldSince: 2n }
+    assert.deepEqual(b.resolve(KEY, [from('dispatcher-9', 2)], { ...self, release }), { kind: 'since', at: T - 5 })
+    assert.deepEqual(b.resolve(KEY, [from('dispatcher-9', 6)], { ...self, release }), { kind: 'unknown' })
   })
 })
