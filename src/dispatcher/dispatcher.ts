@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks'
 import { EventEmitter } from 'node:events'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
 import { LogTailer, ensureTopics, topicPartitions } from '../kafka/index.ts'
@@ -14,6 +15,8 @@ import { checkMemberRecord } from './record-shapes.ts'
 
 /** Schedule slots a dispatcher offers when not told: cron entries are light (one timer structure for all). */
 export const DEFAULT_SCHEDULE_CAPACITY = 1000
+/** The least time between two heartbeats asked for by heartbeatSoon. */
+export const WATERMARK_BEAT_GAP_MS = 250
 
 export interface DispatcherOptions {
   readonly brokers: readonly string[]
@@ -77,6 +80,12 @@ export interface RunningDispatcher extends EventEmitter<DispatcherEvents> {
   readonly livenessTimeoutMs: number
   /** Puts the PingSource plane's schedule watermark into every heartbeat from now on. */
   reportWatermark(provider: () => MemberRecord['watermark']): void
+  /**
+   * Asks for a heartbeat soon, between the regular ones (at most one per WATERMARK_BEAT_GAP_MS): the PingSource
+   * plane's watermark moved (a burst of ticks answered, a schedule released), and the sooner the members topic
+   * says so, the less a successor fires twice or waits.
+   */
+  heartbeatSoon(): void
   /** Resolves once it has stopped for good: closed, or superseded by a newer process with the same id. */
   readonly stopped: Promise<DispatcherStop>
   /**
@@ -166,6 +175,8 @@ class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispat
   #stop: DispatcherStop | undefined
   #closed: Promise<void> | undefined
   #watermark: (() => MemberRecord['watermark']) | undefined
+  #soon: NodeJS.Timeout | undefined
+  #lastSoonAt = Number.NEGATIVE_INFINITY
 
   constructor(options: DispatcherOptions) {
     super()
@@ -239,6 +250,18 @@ class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispat
     this.#watermark = provider
   }
 
+  heartbeatSoon(): void {
+    if (this.#soon !== undefined || !this.#started || this.#stop !== undefined || this.#fenced) return
+    const wait = Math.max(0, this.#lastSoonAt + WATERMARK_BEAT_GAP_MS - performance.now())
+    this.#soon = setTimeout(() => {
+      this.#soon = undefined
+      if (this.#stop !== undefined) return
+      this.#lastSoonAt = performance.now()
+      void this.#heartbeater.beat()
+    }, wait)
+    this.#soon.unref()
+  }
+
   async start(): Promise<void> {
     const signal = AbortSignal.any([this.#closing.signal, ...(this.#options.signal ? [this.#options.signal] : [])])
     await this.#ensureTopics()
@@ -276,6 +299,7 @@ class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispat
     const stop = this.#stop ?? { kind: 'closed' }
     this.#stop = stop
     this.#closing.abort()
+    clearTimeout(this.#soon)
     await this.#heartbeater.stop()
     // A superseded process must not leave: the tombstone would carry the id the newer process uses.
     if (leave && this.#started && stop.kind === 'closed') {

@@ -49,6 +49,8 @@ export interface PingSourcePlaneOptions {
   readonly log: DispatcherLog
   /** Wall clock, epoch ms (default Date.now). */
   readonly now?: () => number
+  /** Told when the watermark moved (a burst of ticks answered, a schedule released): a heartbeat soon says so. */
+  readonly onWatermark?: () => void
 }
 
 interface Running {
@@ -161,9 +163,14 @@ export class PingSourcePlane {
     if (this.#closed) return
     const wanted = new Map([...contract].filter(([key]) => key.startsWith('PingSource/')))
     const now = this.#now()
+    let released = false
     for (const [key, placement] of this.#wanted) {
-      if (!wanted.has(key)) this.#release(key, placement, now)
+      if (!wanted.has(key)) {
+        this.#release(key, placement, now)
+        released = true
+      }
     }
+    if (released) this.#options.onWatermark?.()
     this.#wanted = wanted
     this.#contractOffset = contractOffset
     this.#running = running
@@ -417,7 +424,10 @@ export class PingSourcePlane {
           })
         }
       }
-      if (--this.#inFlight === 0) for (const resolve of this.#drained.splice(0)) resolve()
+      if (--this.#inFlight === 0) {
+        for (const resolve of this.#drained.splice(0)) resolve()
+        this.#options.onWatermark?.()
+      }
     })
   }
 
@@ -470,6 +480,7 @@ export async function startPingSourcePlane(
   options: Omit<PingSourcePlaneOptions, 'dispatcherId' | 'incarnation' | 'livenessTimeoutMs'>
 ): Promise<PingSourcePlane> {
   const plane = new PingSourcePlane({
+    onWatermark: () => dispatcher.heartbeatSoon(),
     ...options,
     dispatcherId: dispatcher.id,
     incarnation: dispatcher.incarnation,
