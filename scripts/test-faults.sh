@@ -30,9 +30,9 @@ node --test \
 printf '\nFailure drills (%ss, exit %s):\n' "$((SECONDS - started))" "$status"
 node -e '
 const lines = require("node:fs").readFileSync(process.argv[1], "utf8").split("\n").filter(Boolean).map(l => JSON.parse(l))
-const cols = ["drill", "produced", "delivered", "deadLettered", "dropped", "lost", "duplicated"]
-const head = ["drill", "produced", "delivered", "dead-lettered", "dropped", "lost", "duplicated"]
-const rows = [head, ...lines.map(f => cols.map(c => String(f[c])))]
+const cols = ["drill", "produced", "delivered", "deadLettered", "dropped", "lost", "duplicated", "late"]
+const head = ["drill", "produced", "delivered", "dead-lettered", "dropped", "lost", "duplicated", "late"]
+const rows = [head, ...lines.map(f => cols.map(c => String(f[c] ?? "-")))]
 const width = head.map((_, i) => Math.max(...rows.map(r => r[i].length)))
 for (const r of rows) console.log(r.map((v, i) => (i === 0 ? v.padEnd(width[i]) : v.padStart(width[i]))).join("  "))
 ' "$figures"

@@ -1,6 +1,8 @@
 // Drill: SIGKILL the leader controller (the owner of bucket 0, which runs the scheduler) mid-stream. The data
 // plane keeps delivering on its contracts meanwhile; a survivor takes bucket 0 and schedules again: a source
-// created through a survivor right after the kill is placed and delivers every record as well.
+// created through a survivor right after the kill is placed and delivers every record as well. Three PingSources
+// fire every second beside them, created before the kill: the dispatchers go on firing them on their contracts
+// through the failover, so no second may be missing, and the seconds fired twice are printed.
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ensureTopics } from '../../src/kafka/index.ts'
@@ -8,13 +10,17 @@ import { brokers, eventually, replicas, startControllerProcess, uniquePrefix } f
 import type { ControllerProcess } from '../helpers/controllers.ts'
 import { startDispatcherProcess } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
+import { TickSink, createEverySecondSources, readyTimes } from '../helpers/ticks.ts'
 import {
   CountingSink,
   IdProducer,
   LIVENESS,
+  PINGS,
+  assertPings,
   createSource,
   createSourceDuringFailover,
   reportEach,
+  reportPings,
   settle,
   waitReady
 } from './harness.ts'
@@ -30,6 +36,7 @@ describe('drill: the leader controller SIGKILLed mid-stream', () => {
       { name: topic, partitions: PARTITIONS, configs: {} }
     ])
     const sink = await new CountingSink().start()
+    const pingSink = await new TickSink().start()
     const producer = new IdProducer('controller-leader-kill', topic, PARTITIONS)
     const controllers: ControllerProcess[] = []
     const dispatchers: DispatcherProcess[] = []
@@ -52,7 +59,9 @@ describe('drill: the leader controller SIGKILLed mid-stream', () => {
         consumers: 2,
         ordering: 'ordered'
       })
+      await createEverySecondSources(controllers[0]!.url, PINGS, pingSink)
       await waitReady(controllers[0]!.url, ['before', 'ordered'])
+      const pingsReady = await readyTimes(controllers[0]!.url, PINGS)
 
       const streaming = producer.stream(RECORDS, 50, 100)
       await eventually(async () => (sink.ids('before').size >= 400 ? true : undefined), 120_000, 'the stream flowing')
@@ -60,6 +69,7 @@ describe('drill: the leader controller SIGKILLed mid-stream', () => {
       assert.ok(leader, 'a leader before the kill')
       const victim = controllers.find(c => c.url === leader.url)
       assert.ok(victim, `the leader ${leader.url} is one of the drill's controllers`)
+      const killedAt = Date.now()
       await victim.stop('SIGKILL')
       const survivors = controllers.filter(c => c !== victim)
       // Created while the group may still be leaderless: the new leader must place it.
@@ -88,16 +98,23 @@ describe('drill: the leader controller SIGKILLed mid-stream', () => {
         { name: 'after', sink }
       ]
       await settle('controller-leader-kill', producer.produced, sources)
+      const pingsStop = Date.now()
       const notes = { killed: leader.replicaId, newLeader: next.replicaId }
-      for (const figures of reportEach('controller-leader-kill', producer.produced, sources, notes)) {
+      const kafka = reportEach('controller-leader-kill', producer.produced, sources, notes)
+      const pings = await reportPings('controller-leader-kill', pingSink, pingsReady, pingsStop, notes, {
+        SIGKILL: killedAt
+      })
+      for (const figures of kafka) {
         assert.equal(figures.produced, RECORDS)
         assert.equal(figures.lost, 0, `${figures.drill}: lost ${figures.lostIds.slice(0, 20).join(' ')}`)
       }
+      assertPings('controller-leader-kill', pings)
     } finally {
       await producer.close()
       await Promise.all(controllers.map(c => c.stop()))
       await Promise.all(dispatchers.map(d => d.stop()))
       await sink.close()
+      await pingSink.close()
     }
   })
 })

@@ -1,6 +1,9 @@
 // What the failure drills share: the control server of test/faults/setup.ts (brokers, proxy), a producer of
 // records with known unique ids, sinks and dead letter sinks that count every id, and the drill's figures:
-// lost = produced − delivered − dead-lettered − dropped (by Shoal's drop policy), which must be 0.
+// lost = produced − delivered − dead-lettered − dropped (by Shoal's drop policy), which must be 0. Beside the
+// KafkaSources, PingSources firing every second, counted per nominal second by test/helpers/ticks.ts: missing
+// seconds, which must be 0, and seconds delivered twice.
+import assert from 'node:assert/strict'
 import { appendFileSync } from 'node:fs'
 import { once } from 'node:events'
 import { createServer } from 'node:http'
@@ -8,6 +11,8 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import { Admin, Producer } from '@platformatic/kafka'
 import { brokers, eventually, http } from '../helpers/controllers.ts'
+import { settleTicks, tickTable, tickWindow, totalTicks } from '../helpers/ticks.ts'
+import type { TickFigures, TickSink, TickWindow } from '../helpers/ticks.ts'
 import { parseExposition } from '../metrics/prom-text.ts'
 import type { ProxyStats } from './kafka-proxy.ts'
 
@@ -381,11 +386,17 @@ export async function waitReady(api: string, names: readonly string[], timeoutMs
   )
 }
 
-/** A dispatcher's /metrics: the sum of a metric's samples (over every source and label). */
-export async function metricSum(metricsUrl: string, name: string): Promise<number> {
+/** A dispatcher's /metrics: the sum of a metric's samples (over every source and label, or those with `labels`). */
+export async function metricSum(
+  metricsUrl: string,
+  name: string,
+  labels: Readonly<Record<string, string>> = {}
+): Promise<number> {
   const response = await fetch(metricsUrl)
   const families = parseExposition(await response.text())
-  return (families.get(name)?.samples ?? []).reduce((sum, s) => sum + s.value, 0)
+  return (families.get(name)?.samples ?? [])
+    .filter(s => Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+    .reduce((sum, s) => sum + s.value, 0)
 }
 
 // ---- figures ----
@@ -491,4 +502,75 @@ export async function settle(
     // The figures below say what is missing; the drill's assertion fails on them.
   }
   return countFigures(drill, produced, sources)
+}
+
+// ---- PingSources beside the KafkaSources ----
+
+/** The PingSources every drill with a dispatcher or controller fault runs, every second (`* * * * * *`). */
+export const PINGS = ['ping-0', 'ping-1', 'ping-2'] as const
+
+/**
+ * Counts the drill's PingSources — each over the seconds from the first after it was Ready (`ready`) to `stopMs`,
+ * once no second is missing or 30 s passed — prints them (a `# drill <drill> pings:` line and one line per source)
+ * and appends their sum to SHOAL_FAULTS_FIGURES as a row of the summary table: produced = ticks expected, lost =
+ * seconds missing, duplicated = seconds delivered more than once, late = late-marked events.
+ */
+export async function reportPings(
+  drill: string,
+  sink: TickSink,
+  ready: ReadonlyMap<string, number>,
+  stopMs: number,
+  notes: Record<string, string | number> = {},
+  /** When the drill's faults happened (ms), printed as seconds from the first counted. */
+  marks: Record<string, number> = {}
+): Promise<TickFigures[]> {
+  const windows = new Map<string, TickWindow>([...ready].map(([name, at]) => [name, tickWindow(at, stopMs)]))
+  const figures = await settleTicks(sink, windows)
+  const total = totalTicks(figures)
+  const origin = Math.min(...[...windows.values()].map(w => w.fromMs))
+  const extra = [
+    ...Object.entries(notes).map(([k, v]) => `, ${k} ${v}`),
+    ...Object.entries(marks).map(([k, at]) => `, ${k} at ${((at - origin) / 1000).toFixed(1)} s`)
+  ].join('')
+  console.log(
+    `# drill ${drill} pings: ${total.source}, expected ${total.expected}, missing ${total.missing.length}, ` +
+      `duplicated ${total.duplicated.length} (${total.extra} extra events), late-marked ${total.late}${extra}; ` +
+      `seconds from the first counted`
+  )
+  console.log(tickTable(figures, origin))
+  const file = process.env.SHOAL_FAULTS_FIGURES
+  if (file) {
+    const row = {
+      drill: `${drill} pings`,
+      produced: total.expected,
+      delivered: total.expected - total.missing.length,
+      deadLettered: 0,
+      dropped: 0,
+      lost: total.missing.length,
+      duplicated: total.duplicated.length,
+      late: total.late,
+      ...notes
+    }
+    appendFileSync(file, JSON.stringify(row) + '\n')
+  }
+  return figures
+}
+
+/**
+ * The drills' assertion on PingSources: no second missing, for any source; duplicates only a sanity bound (the
+ * seconds delivered twice under half the events) — their figure is printed, not held to the documented window here.
+ */
+export function assertPings(drill: string, figures: readonly TickFigures[]): void {
+  for (const f of figures) {
+    assert.deepEqual(
+      f.missing.map(s => new Date(s).toISOString()),
+      [],
+      `${drill} ${f.source}: seconds never delivered`
+    )
+    assert.ok(
+      f.duplicated.length < f.events / 2,
+      `${drill} ${f.source}: ${f.duplicated.length} of ${f.expected} seconds delivered more than once ` +
+        `(${f.events} events)`
+    )
+  }
 }
