@@ -1,6 +1,6 @@
 import type { ContractRecord } from '../store/records.ts'
 import type { ScheduleTable } from './schedule-table.ts'
-import { DEFAULT_MAX_EXCEPTIONS, RELEASE_HOLD_MS, compactWatermark } from './watermark.ts'
+import { MAX_NAMED, RELEASE_HOLD_MS, compactWatermark } from './watermark.ts'
 import type { Holder, ScheduleWatermark, TickLedger } from './watermark.ts'
 
 /**
@@ -12,7 +12,7 @@ import type { Holder, ScheduleWatermark, TickLedger } from './watermark.ts'
 /**
  * The watermark of a heartbeat: how far the schedules in `table` are handled (fired through, and those with ticks
  * out), those given up lately (`ledger`'s releases), those of the contract not started (`pending`), and the
- * contract offset all this is true of. Lists longer than the cap are cut, and the watermark says so.
+ * contract offset all this is true of. Lists longer than MAX_NAMED are cut, and the watermark says so.
  */
 export function heartbeatWatermark(
   table: ScheduleTable,
@@ -22,8 +22,8 @@ export function heartbeatWatermark(
   now: number
 ): ScheduleWatermark {
   const through = table.through
-  const cut = pending.length > DEFAULT_MAX_EXCEPTIONS
-  const named = cut ? pending.slice(0, DEFAULT_MAX_EXCEPTIONS) : pending
+  const cut = pending.length > MAX_NAMED
+  const named = cut ? pending.slice(0, MAX_NAMED) : pending
   const released = ledger.releases(now)
   return {
     ...compactWatermark(through, ledger.exceptions(through)),

@@ -24,6 +24,7 @@ export { TickTimer } from './tick-timer.ts'
 export type { TickTimerOptions } from './tick-timer.ts'
 export {
   DEFAULT_MAX_EXCEPTIONS,
+  MAX_NAMED,
   RELEASE_HOLD_MS,
   TickLedger,
   WatermarkBook,

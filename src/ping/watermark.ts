@@ -19,7 +19,7 @@ export interface ScheduleWatermark {
   /** The offset of its contracts partition applied: every contract record up to it is reflected here. */
   readonly contractOffset: string
   /**
-   * Set when `released` or `pending` were cut short (more than DEFAULT_MAX_EXCEPTIONS): a schedule not named
+   * Set when `released` or `pending` were cut short (more than MAX_NAMED each): a schedule not named
    * may then be one of them, so this heartbeat does not say that a schedule it does not name runs here.
    */
   readonly partial?: true
@@ -37,6 +37,12 @@ export interface Release {
 
 /** Exceptions a heartbeat carries at most; beyond them `through` is lowered, so the record stays small. */
 export const DEFAULT_MAX_EXCEPTIONS = 2_000
+/**
+ * Releases, and schedules pending, a heartbeat names at most (each): a drain of a dispatcher with 3,000 schedules
+ * names them all, and the record stays under 1 MiB (about 105 bytes a release, 40 a pending schedule, 60 an
+ * exception: 0.7 MB at every cap).
+ */
+export const MAX_NAMED = 4_000
 
 /** How long a dispatcher that gave a schedule up names its final watermark in its heartbeats, for its next owner. */
 export const RELEASE_HOLD_MS = 300_000
@@ -200,7 +206,7 @@ export class TickLedger {
   }
 
   /** The releases a heartbeat at local time `now` names (expired ones go), the newest `max` at most. */
-  releases(now: number, max: number = DEFAULT_MAX_EXCEPTIONS): { named: Record<string, Release>; cut: boolean } {
+  releases(now: number, max: number = MAX_NAMED): { named: Record<string, Release>; cut: boolean } {
     const live: Array<[string, { at: number | null; heldSince: bigint; until: number }]> = []
     for (const entry of this.#released) {
       if (entry[1].until <= now) this.#released.delete(entry[0])

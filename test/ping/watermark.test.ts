@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { TickLedger, WatermarkBook, compactWatermark, readWatermark } from '../../src/ping/index.ts'
+import {
+  DEFAULT_MAX_EXCEPTIONS,
+  MAX_NAMED,
+  ScheduleTable,
+  TickLedger,
+  WatermarkBook,
+  compactWatermark,
+  heartbeatWatermark,
+  readWatermark
+} from '../../src/ping/index.ts'
 import type { Holder } from '../../src/ping/index.ts'
 
 const iso = (ms: number): string => new Date(ms).toISOString()
@@ -249,5 +258,28 @@ describe('WatermarkBook.resolve', () => {
     const release = { at: T - 5, heldSince: 2n }
     assert.deepEqual(b.resolve(KEY, [from('dispatcher-9', 2)], { ...self, release }), { kind: 'since', at: T - 5 })
     assert.deepEqual(b.resolve(KEY, [from('dispatcher-9', 6)], { ...self, release }), { kind: 'unknown' })
+  })
+})
+
+describe('heartbeatWatermark', () => {
+  it('names releases and pending schedules up to the cap, says when it cut, and stays under 1 MiB at every cap', () => {
+    const table = new ScheduleTable()
+    const ledger = new TickLedger()
+    const key = (i: number): string => `PingSource/tenant-namespace-${i % 50}/a-longish-source-name-${i}`
+    for (let i = 0; i < MAX_NAMED + 10; i++) ledger.release(key(i), T - i, BigInt(1_000_000 + i), 10_000)
+    for (let i = 0; i < DEFAULT_MAX_EXCEPTIONS + 10; i++) ledger.begin(key(100_000 + i), T - 1_000 - i)
+    table.set('PingSource/ns/run', { schedule: '* * * * * *', creationMs: T - 60_000, latePolicy: 'all' }, T, T)
+    table.due(T + 1_000)
+    const pending = Array.from({ length: MAX_NAMED + 10 }, (_, i) => key(200_000 + i))
+    const watermark = heartbeatWatermark(table, ledger, pending, 123n, 0)
+    assert.equal(Object.keys(watermark.released ?? {}).length, MAX_NAMED)
+    assert.equal(watermark.pending?.length, MAX_NAMED)
+    assert.equal(watermark.partial, true)
+    assert.equal(watermark.contractOffset, '123')
+    const bytes = Buffer.byteLength(JSON.stringify({ watermark }))
+    assert.ok(bytes < 1_000_000, `${bytes} bytes`)
+    const small = heartbeatWatermark(table, new TickLedger(), [], 7n, 0)
+    assert.equal(small.partial, undefined)
+    assert.deepEqual(readWatermark(small)?.pending, new Set())
   })
 })
