@@ -4,12 +4,14 @@ import type { LogRecord } from '../kafka/index.ts'
 import {
   DEFAULT_LATE_POLICY,
   PingEventBuilder,
+  RELEASE_DRAIN_MS,
   ScheduleTable,
   StringPool,
   TickFeeder,
   TickLedger,
   TickTimer,
   WatermarkBook,
+  finishRelease,
   heartbeatWatermark,
   holdersOf,
   isLatePolicy,
@@ -17,7 +19,7 @@ import {
   pingTargetOf,
   releaseSchedule
 } from '../ping/index.ts'
-import type { Firing, LatePolicy, PingRecord, ScheduleSpec, ScheduleWatermark, Tick } from '../ping/index.ts'
+import type { Firing, LatePolicy, PingRecord, ScheduleSpec, ScheduleWatermark, Stopping, Tick } from '../ping/index.ts'
 import { decodeValue, storeNames } from '../store/index.ts'
 import type { ContractRecord, StoredObject } from '../store/index.ts'
 import type { RunningDispatcher } from './dispatcher.ts'
@@ -106,6 +108,10 @@ export class PingSourcePlane {
   readonly #waiting = new Map<string, number>()
   #waitTimer: NodeJS.Timeout | undefined
   #recheckQueued = false
+  // Deliveries in flight per schedule, and schedules that left while some were: released when they are answered.
+  readonly #inFlightOf = new Map<string, number>()
+  readonly #stopping = new Map<string, Stopping>()
+  #stopTimer: NodeJS.Timeout | undefined
   // Set when the heartbeats just read are what calls the next reconcile: the book is up to date without a barrier.
   #heartbeatsRead = false
   #running = false
@@ -170,6 +176,8 @@ export class PingSourcePlane {
         released = true
       }
     }
+    // Back before its ticks in flight were answered: released now, so that its own release answers for it.
+    for (const key of wanted.keys()) if (this.#stopping.has(key)) this.#finish(key, now)
     if (released) this.#options.onWatermark?.()
     this.#wanted = wanted
     this.#contractOffset = contractOffset
@@ -214,6 +222,8 @@ export class PingSourcePlane {
     this.#feeder.clear()
     this.#abort.abort()
     await this.#settled()
+    clearTimeout(this.#stopTimer)
+    for (const key of [...this.#stopping.keys()]) this.#finish(key, this.#now())
     await Promise.all([this.#resourcesTailer.close(), this.#membersTailer.close()])
   }
 
@@ -257,8 +267,38 @@ export class PingSourcePlane {
 
   #release(key: string, placement: ContractRecord, now: number): void {
     this.#waiting.delete(key)
-    releaseSchedule(this.#table, this.#ledger, key, BigInt(placement.heldSince ?? '0'), now)
+    const inFlight = (this.#inFlightOf.get(key) ?? 0) > 0
+    const stopping = releaseSchedule(this.#table, this.#ledger, key, BigInt(placement.heldSince ?? '0'), now, inFlight)
     this.#sources.delete(key)
+    if (stopping === undefined) return
+    this.#stopping.set(key, stopping)
+    if (this.#stopTimer === undefined) {
+      this.#stopTimer = setTimeout(() => this.#finishDue(), RELEASE_DRAIN_MS + 10)
+      this.#stopTimer.unref()
+    }
+  }
+
+  #finish(key: string, now: number): void {
+    const stopping = this.#stopping.get(key)
+    if (stopping === undefined) return
+    this.#stopping.delete(key)
+    finishRelease(this.#ledger, key, stopping, now)
+  }
+
+  // Schedules stopping past their drain time are released below their ticks still in flight.
+  #finishDue(): void {
+    this.#stopTimer = undefined
+    const now = this.#now()
+    let next = Number.POSITIVE_INFINITY
+    for (const [key, stopping] of this.#stopping) {
+      if (stopping.until <= now) this.#finish(key, now)
+      else next = Math.min(next, stopping.until)
+    }
+    if (Number.isFinite(next)) {
+      this.#stopTimer = setTimeout(() => this.#finishDue(), next - now + 10)
+      this.#stopTimer.unref()
+    }
+    this.#options.onWatermark?.()
   }
 
   #schedule(): void {
@@ -403,7 +443,7 @@ export class PingSourcePlane {
 
   #deliver(tick: Tick): void {
     const source = this.#sources.get(tick.key)
-    // Moved away meanwhile: its ledger entry was forgotten, its watermark released below this tick.
+    // Moved away meanwhile: the tick stays open, its release is below it (its next owner fires it).
     if (source === undefined) return
     if (source.target === undefined) {
       // Its new version's sink does not resolve (warned): the tick is dropped, handled.
@@ -412,6 +452,7 @@ export class PingSourcePlane {
     }
     const event = source.builder.event(tick.at, tick.late)
     this.#inFlight++
+    this.#inFlightOf.set(tick.key, (this.#inFlightOf.get(tick.key) ?? 0) + 1)
     void this.#options.deliverer.deliver(event, source.target, this.#abort.signal).then(outcome => {
       // An aborted tick stays open: the watermark stays below it, so it is fired again.
       if (outcome.kind !== 'aborted') {
@@ -422,6 +463,15 @@ export class PingSourcePlane {
             tick: event.attributes.time,
             reason: outcome.reason
           })
+        }
+      }
+      const left = (this.#inFlightOf.get(tick.key) ?? 1) - 1
+      if (left > 0) this.#inFlightOf.set(tick.key, left)
+      else {
+        this.#inFlightOf.delete(tick.key)
+        if (this.#stopping.has(tick.key)) {
+          this.#finish(tick.key, this.#now())
+          this.#options.onWatermark?.()
         }
       }
       if (--this.#inFlight === 0) {

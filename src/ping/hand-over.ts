@@ -34,30 +34,50 @@ export function heartbeatWatermark(
   }
 }
 
+/** How long a schedule that left waits for its ticks in flight before it is released below them (fired again). */
+export const RELEASE_DRAIN_MS = 2_000
+
+/** A schedule that left while ticks of it were in flight: released when they are answered, or at `until`. */
+export interface Stopping {
+  readonly heldSince: bigint
+  readonly firedThrough: number
+  readonly until: number
+}
+
 /**
  * `key` left this dispatcher, which had held it since contract offset `heldSince`: it stops firing it (`table`
- * no longer holds it) and its heartbeats name how far that holding handled it — below ticks still in flight,
- * which the next owner fires again. A holding it never started names the release of the last one it did start,
- * if it still holds that (nothing was fired here since), else that nothing is known. True if it was running.
+ * no longer holds it). With no tick in flight its heartbeats name at once how far that holding handled it;
+ * with some, it returns the Stopping to finish (`finishRelease`) when they are answered — meanwhile it names
+ * nothing, so a new owner waits, and the answered ticks are not fired twice. A holding it never started names the
+ * release of the last one it did start, if it still holds that (nothing was fired here since), else that nothing
+ * is known.
  */
 export function releaseSchedule(
   table: ScheduleTable,
   ledger: TickLedger,
   key: string,
   heldSince: bigint,
-  now: number
-): boolean {
+  now: number,
+  inFlight: boolean
+): Stopping | undefined {
   const firedThrough = table.firedThrough(key)
   if (firedThrough === undefined) {
     const before = ledger.releaseOf(key)
     if (before === undefined) ledger.release(key, null, heldSince, now + RELEASE_HOLD_MS)
     else ledger.release(key, before.at, before.heldSince, now + RELEASE_HOLD_MS)
-    return false
+    return undefined
   }
-  ledger.release(key, ledger.watermarkOf(key, firedThrough), heldSince, now + RELEASE_HOLD_MS)
-  ledger.forget(key)
   table.delete(key)
-  return true
+  const stopping: Stopping = { heldSince, firedThrough, until: now + RELEASE_DRAIN_MS }
+  if (inFlight) return stopping
+  finishRelease(ledger, key, stopping, now)
+  return undefined
+}
+
+/** Names the release of a schedule that was stopping: below the ticks still open (they are fired again). */
+export function finishRelease(ledger: TickLedger, key: string, stopping: Stopping, now: number): void {
+  ledger.release(key, ledger.watermarkOf(key, stopping.firedThrough), stopping.heldSince, now + RELEASE_HOLD_MS)
+  ledger.forget(key)
 }
 
 /**

@@ -19,11 +19,12 @@ import {
   ScheduleTable,
   TickLedger,
   WatermarkBook,
+  finishRelease,
   heartbeatWatermark,
   holdersOf,
   releaseSchedule
 } from '../../src/ping/index.ts'
-import type { Firing, ScheduleSpec } from '../../src/ping/index.ts'
+import type { Firing, ScheduleSpec, Stopping } from '../../src/ping/index.ts'
 import type { ContractRecord, MovedFrom } from '../../src/store/index.ts'
 
 const RUNS = Number(process.env['SHOAL_MODEL_RUNS'] ?? 300)
@@ -68,6 +69,8 @@ class Process {
   inFlightAtBeat = 0
   /** Ticks sent and not answered yet (as its ledger has them open). */
   readonly inFlight = new Set<number>()
+  /** The schedule left while ticks were in flight: released when they are answered (the plane's #stopping). */
+  stopping: Stopping | undefined
   readonly id: string
   readonly incarnation: number
 
@@ -165,17 +168,28 @@ class World {
       const result = p.contract.apply({ offset: BigInt(p.applied), key: entry.key, value: entry.value })
       changed ||= result.kind === 'changed'
     }
+    // Back before its ticks in flight were answered: released now.
+    if (p.contract.entries.has(KEY)) this.finishStopping(p, true)
     if (!p.contract.entries.has(KEY)) {
       if (p.table.has(KEY) || p.waiting.has(KEY) || changed) {
         p.waiting.delete(KEY)
-        this.window.inFlightAtRelease += p.inFlight.size
-        p.inFlight.clear()
-        releaseSchedule(p.table, p.ledger, KEY, heldSince, this.nowMs)
+        p.stopping = releaseSchedule(p.table, p.ledger, KEY, heldSince, this.nowMs, p.inFlight.size > 0)
         this.trace.push(
           `${this.t}s ${p.id}#${p.incarnation} releases ${JSON.stringify(p.ledger.releaseOf(KEY), (_, v) => (typeof v === 'bigint' ? String(v) : v))}`
         )
       }
     }
+  }
+
+  // As the plane: a stopping schedule is released once its ticks in flight are answered, or at its drain time.
+  finishStopping(p: Process, now = false): void {
+    if (p.stopping === undefined) return
+    if (!now && p.inFlight.size > 0 && this.nowMs < p.stopping.until) return
+    // Ticks still in flight at the release are fired again by the next owner.
+    this.window.inFlightAtRelease += p.inFlight.size
+    p.inFlight.clear()
+    finishRelease(p.ledger, KEY, p.stopping, this.nowMs)
+    p.stopping = undefined
   }
 
   readMembers(p: Process): void {
@@ -252,6 +266,7 @@ class World {
         p.ledger.end(KEY, answered)
         p.inFlight.delete(answered)
       }
+      this.finishStopping(p)
       const read = !p.cut && !lag.has(p.id)
       if (read) {
         this.readContract(p)

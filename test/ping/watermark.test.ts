@@ -3,12 +3,15 @@ import { describe, it } from 'node:test'
 import {
   DEFAULT_MAX_EXCEPTIONS,
   MAX_NAMED,
+  RELEASE_HOLD_MS,
   ScheduleTable,
   TickLedger,
   WatermarkBook,
   compactWatermark,
+  finishRelease,
   heartbeatWatermark,
-  readWatermark
+  readWatermark,
+  releaseSchedule
 } from '../../src/ping/index.ts'
 import type { Holder } from '../../src/ping/index.ts'
 
@@ -281,5 +284,35 @@ describe('heartbeatWatermark', () => {
     const small = heartbeatWatermark(table, new TickLedger(), [], 7n, 0)
     assert.equal(small.partial, undefined)
     assert.deepEqual(readWatermark(small)?.pending, new Set())
+  })
+})
+
+describe('releaseSchedule', () => {
+  it('with a tick in flight names nothing until it is answered, then releases exactly: the tick is not fired twice', () => {
+    const table = new ScheduleTable()
+    const ledger = new TickLedger()
+    const key = 'PingSource/ns/a'
+    table.set(key, { schedule: '* * * * * *', creationMs: T - 60_000, latePolicy: 'all' }, T - 1, T - 1)
+    const [tick] = table.due(T).ticks
+    ledger.begin(key, tick!.at)
+    const stopping = releaseSchedule(table, ledger, key, 7n, T + 100, true)
+    assert.ok(stopping, 'a tick in flight: stopping, not released')
+    assert.equal(table.has(key), false, 'it fires no more')
+    const during = heartbeatWatermark(table, ledger, [], 9n, T + 100)
+    assert.equal(during.released, undefined)
+    assert.deepEqual(during.exceptions, { [key]: iso(T - 1) }, 'a holder that dies now is taken below the tick')
+    ledger.end(key, tick!.at)
+    finishRelease(ledger, key, stopping, T + 200)
+    assert.deepEqual(heartbeatWatermark(table, ledger, [], 9n, T + 200).released, {
+      [key]: { through: iso(T), heldSince: '7' }
+    })
+    // Nothing in flight: released at once; never started: null, or the release it still holds.
+    table.set('b', { schedule: '* * * * * *', creationMs: T - 60_000, latePolicy: 'all' }, T, T)
+    assert.equal(releaseSchedule(table, ledger, 'b', 8n, T, false), undefined)
+    assert.deepEqual(ledger.releaseOf('b'), { at: T, heldSince: 8n, until: T + RELEASE_HOLD_MS })
+    releaseSchedule(table, ledger, 'b', 11n, T, false)
+    assert.deepEqual(ledger.releaseOf('b')?.heldSince, 8n, 'a holding never started keeps the one before')
+    releaseSchedule(table, ledger, 'c', 12n, T, false)
+    assert.deepEqual(ledger.releaseOf('c'), { at: null, heldSince: 12n, until: T + RELEASE_HOLD_MS })
   })
 })
