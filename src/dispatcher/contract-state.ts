@@ -5,6 +5,12 @@ import { checkContractRecord } from './record-shapes.ts'
 export type ContractApply =
   { readonly kind: 'changed' } | { readonly kind: 'unchanged' } | { readonly kind: 'skipped'; readonly reason: string }
 
+/** A schedule placement that went: its source and the contract offset that had given it. */
+export interface EndedHolding {
+  readonly source: string
+  readonly heldSince: string
+}
+
 /** One record of a dispatcher's contracts partition, as decoded from the log. */
 export interface ContractEntry {
   readonly offset: bigint
@@ -21,6 +27,9 @@ export class ContractState {
   readonly #prefix: string
   readonly #dispatcherId: string
   readonly #entries = new Map<string, ContractRecord>()
+  // Placements that went since the last takeEnded(): a holding given and taken between two reads of the
+  // contract must still be named as ended (a PingSource's next owner asks for it).
+  #ended: EndedHolding[] = []
   #offset = -1n
 
   constructor(dispatcherId: string) {
@@ -43,7 +52,11 @@ export class ContractState {
     if (!entry.key.startsWith(this.#prefix)) return { kind: 'unchanged' }
     const source = entry.key.slice(this.#prefix.length)
     if (entry.value === 'tombstone') {
-      return this.#entries.delete(source) ? { kind: 'changed' } : { kind: 'unchanged' }
+      const gone = this.#entries.get(source)
+      if (gone === undefined) return { kind: 'unchanged' }
+      this.#entries.delete(source)
+      if (gone.slot === 'schedule') this.#ended.push({ source, heldSince: gone.heldSince ?? String(entry.offset) })
+      return { kind: 'changed' }
     }
     const checked = checkContractRecord(entry.value)
     if (checked.kind === 'invalid') return { kind: 'skipped', reason: checked.reason }
@@ -66,6 +79,13 @@ export class ContractState {
       })
     )
     return previous !== undefined && sameContract(previous, record) ? { kind: 'unchanged' } : { kind: 'changed' }
+  }
+
+  /** The schedule placements that went since the last call (oldest first), each with the offset that gave it. */
+  takeEnded(): EndedHolding[] {
+    const ended = this.#ended
+    this.#ended = []
+    return ended
   }
 
   /** Slots the contract takes, per kind: the sum of its vreplicas. */

@@ -7,6 +7,7 @@ import { DEFAULT_BUCKETS, decodeValue, ordinalOf, storeNames, storeTopics } from
 import type { ContractRecord, MemberRecord, StoreNames } from '../store/index.ts'
 import { contractPartitionOf } from './contract-partition.ts'
 import { ContractState } from './contract-state.ts'
+import type { EndedHolding } from './contract-state.ts'
 import { Heartbeater } from './heartbeater.ts'
 import { nextIncarnation } from './incarnation.ts'
 import type { DispatcherLog } from './log.ts'
@@ -86,6 +87,11 @@ export interface RunningDispatcher extends EventEmitter<DispatcherEvents> {
    * says so, the less a successor fires twice or waits.
    */
   heartbeatSoon(): void
+  /**
+   * The schedule placements that went since the last call, each with the offset that had given it — also those
+   * given and taken between two `contract` events (the PingSource plane names each as released).
+   */
+  takeEndedHoldings(): EndedHolding[]
   /** Resolves once it has stopped for good: closed, or superseded by a newer process with the same id. */
   readonly stopped: Promise<DispatcherStop>
   /**
@@ -250,15 +256,22 @@ class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispat
     this.#watermark = provider
   }
 
+  takeEndedHoldings(): EndedHolding[] {
+    return this.#state.takeEnded()
+  }
+
   heartbeatSoon(): void {
     if (this.#soon !== undefined || !this.#started || this.#stop !== undefined || this.#fenced) return
-    const wait = Math.max(0, this.#lastSoonAt + WATERMARK_BEAT_GAP_MS - performance.now())
-    this.#soon = setTimeout(() => {
+    const wait = this.#lastSoonAt + WATERMARK_BEAT_GAP_MS - performance.now()
+    const beat = () => {
       this.#soon = undefined
       if (this.#stop !== undefined) return
       this.#lastSoonAt = performance.now()
-      void this.#heartbeater.beat()
-    }, wait)
+      void this.#heartbeater.beatFresh()
+    }
+    // At once when it may: every millisecond before the record is in the log is a tick a SIGKILL would refire.
+    if (wait <= 0) return beat()
+    this.#soon = setTimeout(beat, wait)
     this.#soon.unref()
   }
 
@@ -304,7 +317,7 @@ class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispat
     // A superseded process must not leave: the tombstone would carry the id the newer process uses.
     if (leave && this.#started && stop.kind === 'closed') {
       // One last heartbeat first: its watermark is exactly where the schedules stopped, for their next owners.
-      if (this.#watermark !== undefined && !this.#fenced) await this.#heartbeater.beat()
+      if (this.#watermark !== undefined && !this.#fenced) await this.#heartbeater.beatFresh()
       if (!(await this.#heartbeater.leave(this.#incarnation))) {
         this.#log('warn', 'the leaving heartbeat was not acknowledged; controllers will time this dispatcher out')
       }

@@ -69,6 +69,12 @@ export class Heartbeater extends EventEmitter<{ stale: []; fresh: []; missed: [u
     return this.#inFlight
   }
 
+  /** Sends a heartbeat built from now on: after the one in flight, if any (that one was built before). */
+  async beatFresh(): Promise<boolean> {
+    if (this.#inFlight !== undefined) await this.#inFlight
+    return this.beat()
+  }
+
   /** Stops sending and waits for the heartbeat in flight. */
   async stop(): Promise<void> {
     clearInterval(this.#timer)

@@ -11,6 +11,7 @@ import {
   TickLedger,
   TickTimer,
   WatermarkBook,
+  endedHoldings,
   finishRelease,
   heartbeatWatermark,
   holdersOf,
@@ -165,23 +166,25 @@ export class PingSourcePlane {
    * A schedule that left it stops here and now, so the first heartbeat that reflects this contract names its
    * release: its next owner waits for that.
    */
-  apply(contract: ReadonlyMap<string, ContractRecord>, running: boolean, contractOffset: bigint): void {
+  apply(
+    contract: ReadonlyMap<string, ContractRecord>,
+    running: boolean,
+    contractOffset: bigint,
+    ended: ReadonlyArray<{ readonly source: string; readonly heldSince: string }> = []
+  ): void {
     if (this.#closed) return
     const wanted = new Map([...contract].filter(([key]) => key.startsWith('PingSource/')))
     const now = this.#now()
-    let released = false
-    for (const [key, placement] of this.#wanted) {
-      if (!wanted.has(key)) {
-        this.#release(key, placement, now)
-        released = true
-      }
-    }
+    const gone = endedHoldings(this.#wanted, wanted, ended)
+    for (const { key, heldSince } of gone) this.#release(key, heldSince, now)
     // Back before its ticks in flight were answered: released now, so that its own release answers for it.
     for (const key of wanted.keys()) if (this.#stopping.has(key)) this.#finish(key, now)
-    if (released) this.#options.onWatermark?.()
+    if (gone.length > 0) this.#options.onWatermark?.()
     this.#wanted = wanted
     this.#contractOffset = contractOffset
     this.#running = running
+    // Fenced: nothing fires from now on, not only once the queued reconcile runs.
+    if (!running) this.#pause()
     this.#schedule()
   }
 
@@ -192,7 +195,7 @@ export class PingSourcePlane {
   watermark(): ScheduleWatermark {
     const pending: string[] = []
     for (const key of this.#wanted.keys()) if (!this.#sources.has(key)) pending.push(key)
-    return heartbeatWatermark(this.#table, this.#ledger, pending, this.#contractOffset, this.#now())
+    return heartbeatWatermark(this.#table, this.#ledger, pending, this.#contractOffset, this.#now(), this.#stopping)
   }
 
   /** Schedules running, and ticks out but not handled. */
@@ -265,10 +268,10 @@ export class PingSourcePlane {
     }
   }
 
-  #release(key: string, placement: ContractRecord, now: number): void {
+  #release(key: string, heldSince: bigint, now: number): void {
     this.#waiting.delete(key)
     const inFlight = (this.#inFlightOf.get(key) ?? 0) > 0
-    const stopping = releaseSchedule(this.#table, this.#ledger, key, BigInt(placement.heldSince ?? '0'), now, inFlight)
+    const stopping = releaseSchedule(this.#table, this.#ledger, key, heldSince, now, inFlight)
     this.#sources.delete(key)
     if (stopping === undefined) return
     this.#stopping.set(key, stopping)
@@ -330,7 +333,8 @@ export class PingSourcePlane {
       if (!upToDate) {
         // Read every heartbeat appended so far: the previous owners' last watermarks are among them, and a holder
         // silent in them is silent on the broker, not only behind in this reader.
-        await this.#membersTailer.barrier([{ topic: this.#membersTopic }]).catch(error => {
+        const timeoutMs = this.#options.livenessTimeoutMs
+        await this.#membersTailer.barrier([{ topic: this.#membersTopic }], { timeoutMs }).catch(error => {
           this.#options.log('warn', 'reading the members topic up to date failed; using what was read', {
             error: String(error)
           })
@@ -345,7 +349,6 @@ export class PingSourcePlane {
         const since = this.#sinceFor(key, record, placement, at)
         if (since === undefined) continue
         this.#waiting.delete(key)
-        this.#ledger.reclaim(key)
         this.#start(key, record, version, since, at)
         started++
       }
@@ -365,7 +368,7 @@ export class PingSourcePlane {
     const self = {
       id: this.#options.dispatcherId,
       incarnation: this.#options.incarnation,
-      release: this.#ledger.releaseOf(key)
+      releases: this.#ledger.releasesOf(key)
     }
     const found = this.#book.resolve(key, holdersOf(self.id, placement), self, now - waitingSince >= HANDOVER_WAIT_MS)
     if (found.kind === 'wait') {
@@ -453,9 +456,11 @@ export class PingSourcePlane {
     const event = source.builder.event(tick.at, tick.late)
     this.#inFlight++
     this.#inFlightOf.set(tick.key, (this.#inFlightOf.get(tick.key) ?? 0) + 1)
+    const generation = this.#ledger.generation(tick.key)
     void this.#options.deliverer.deliver(event, source.target, this.#abort.signal).then(outcome => {
-      // An aborted tick stays open: the watermark stays below it, so it is fired again.
-      if (outcome.kind !== 'aborted') {
+      // An aborted tick stays open: the watermark stays below it, so it is fired again. A tick whose open entry
+      // was forgotten since (fired again) is the new copy's to end.
+      if (outcome.kind !== 'aborted' && this.#ledger.generation(tick.key) === generation) {
         this.#ledger.end(tick.key, tick.at)
         if (outcome.kind === 'dropped') {
           this.#options.log('warn', 'a tick was dropped', {
@@ -537,7 +542,8 @@ export async function startPingSourcePlane(
     livenessTimeoutMs: dispatcher.livenessTimeoutMs
   })
   await plane.start()
-  const apply = () => plane.apply(dispatcher.contract, dispatcher.running, dispatcher.contractOffset)
+  const apply = () =>
+    plane.apply(dispatcher.contract, dispatcher.running, dispatcher.contractOffset, dispatcher.takeEndedHoldings())
   dispatcher.on('contract', apply)
   dispatcher.on('fenced', apply)
   dispatcher.on('unfenced', apply)

@@ -12,21 +12,30 @@ import type { Holder, ScheduleWatermark, TickLedger } from './watermark.ts'
 /**
  * The watermark of a heartbeat: how far the schedules in `table` are handled (fired through, and those with ticks
  * out), those given up lately (`ledger`'s releases), those of the contract not started (`pending`), and the
- * contract offset all this is true of. Lists longer than MAX_NAMED are cut, and the watermark says so.
+ * contract offset all this is true of; `stopping`, the schedules that left with ticks in flight. Lists longer
+ * than MAX_NAMED are cut, and the watermark says so.
  */
 export function heartbeatWatermark(
   table: ScheduleTable,
   ledger: TickLedger,
   pending: readonly string[],
   contractOffset: bigint,
-  now: number
+  now: number,
+  stopping: ReadonlyMap<string, Stopping> = new Map()
 ): ScheduleWatermark {
   const through = table.through
   const cut = pending.length > MAX_NAMED
   const named = cut ? pending.slice(0, MAX_NAMED) : pending
   const released = ledger.releases(now)
+  const exceptions = ledger.exceptions(through)
+  // A schedule stopping is not named yet (its next owner waits); should this dispatcher die now, its exception
+  // says how far it was handled, whatever `through` has reached since.
+  for (const [key, stop] of stopping) {
+    const at = ledger.watermarkOf(key, stop.firedThrough)
+    exceptions.set(key, Math.min(at, exceptions.get(key) ?? at))
+  }
   return {
-    ...compactWatermark(through, ledger.exceptions(through)),
+    ...compactWatermark(through, exceptions),
     ...(Object.keys(released.named).length === 0 ? {} : { released: released.named }),
     ...(named.length === 0 ? {} : { pending: named }),
     contractOffset: String(contractOffset),
@@ -48,9 +57,8 @@ export interface Stopping {
  * `key` left this dispatcher, which had held it since contract offset `heldSince`: it stops firing it (`table`
  * no longer holds it). With no tick in flight its heartbeats name at once how far that holding handled it;
  * with some, it returns the Stopping to finish (`finishRelease`) when they are answered — meanwhile it names
- * nothing, so a new owner waits, and the answered ticks are not fired twice. A holding it never started names the
- * release of the last one it did start, if it still holds that (nothing was fired here since), else that nothing
- * is known.
+ * nothing, so a new owner waits, and the answered ticks are not fired twice. A holding it never started is
+ * released with null: its next owner asks the holder before.
  */
 export function releaseSchedule(
   table: ScheduleTable,
@@ -62,9 +70,7 @@ export function releaseSchedule(
 ): Stopping | undefined {
   const firedThrough = table.firedThrough(key)
   if (firedThrough === undefined) {
-    const before = ledger.releaseOf(key)
-    if (before === undefined) ledger.release(key, null, heldSince, now + RELEASE_HOLD_MS)
-    else ledger.release(key, before.at, before.heldSince, now + RELEASE_HOLD_MS)
+    ledger.release(key, null, heldSince, now + RELEASE_HOLD_MS)
     return undefined
   }
   table.delete(key)
@@ -78,6 +84,30 @@ export function releaseSchedule(
 export function finishRelease(ledger: TickLedger, key: string, stopping: Stopping, now: number): void {
   ledger.release(key, ledger.watermarkOf(key, stopping.firedThrough), stopping.heldSince, now + RELEASE_HOLD_MS)
   ledger.forget(key)
+}
+
+/**
+ * The holdings an apply of the contract ends: those of the previous contract that went or were given again (a
+ * new `heldSince`), and those given and taken between two applies (`ended`, from the contract state) — each to
+ * be released (`releaseSchedule`), so that a heartbeat reflecting the new contract names it.
+ */
+export function endedHoldings(
+  previous: ReadonlyMap<string, ContractRecord>,
+  next: ReadonlyMap<string, ContractRecord>,
+  ended: ReadonlyArray<{ readonly source: string; readonly heldSince: string }>
+): Array<{ readonly key: string; readonly heldSince: bigint }> {
+  const out: Array<{ key: string; heldSince: bigint }> = []
+  for (const [key, placement] of previous) {
+    const now = next.get(key)
+    if (now === undefined || now.heldSince !== placement.heldSince) {
+      out.push({ key, heldSince: BigInt(placement.heldSince ?? '0') })
+    }
+  }
+  for (const { source, heldSince } of ended) {
+    if (!source.startsWith('PingSource/') || previous.get(source)?.heldSince === heldSince) continue
+    out.push({ key: source, heldSince: BigInt(heldSince) })
+  }
+  return out
 }
 
 /**

@@ -12,8 +12,8 @@ export interface ScheduleWatermark {
   /** Absent before it first fired. */
   readonly through?: string
   readonly exceptions?: Readonly<Record<string, string>>
-  /** Schedules it gave up, each with how far it was handled and which holding it ended (see Release). */
-  readonly released?: Readonly<Record<string, Release>>
+  /** Schedules it gave up: per schedule its latest releases, newest first, one per holding (see Release). */
+  readonly released?: Readonly<Record<string, readonly Release[]>>
   /** Schedules in its contract not started yet: it waits for their previous owner. */
   readonly pending?: readonly string[]
   /** The offset of its contracts partition applied: every contract record up to it is reflected here. */
@@ -27,8 +27,7 @@ export interface ScheduleWatermark {
 
 /**
  * A schedule a dispatcher gave up: the holding that ended (`heldSince`, the contract offset that had given it the
- * schedule) and how far that holding handled it (`through`). A holding it never started names the last one it
- * did start, if it still holds that release; else `through` is null.
+ * schedule) and how far that holding handled it (`through`; null for a holding it never started).
  */
 export interface Release {
   readonly through: string | null
@@ -81,7 +80,7 @@ export function compactWatermark(
 export interface ReadWatermark {
   readonly through: number | undefined
   readonly exceptions: Readonly<Record<string, string>>
-  readonly released: Readonly<Record<string, Release>>
+  readonly released: Readonly<Record<string, readonly Release[]>>
   readonly pending: ReadonlySet<string>
   /** -1 for a heartbeat that does not say (it then speaks for no schedule). */
   readonly contractOffset: bigint
@@ -112,7 +111,7 @@ export function readWatermark(value: unknown): ReadWatermark | undefined {
   return {
     through: at,
     exceptions: (exceptions ?? {}) as Record<string, string>,
-    released: (released ?? {}) as Record<string, Release>,
+    released: (released ?? {}) as Record<string, Release[]>,
     pending: pending === undefined || pending.length === 0 ? NO_PENDING : new Set(pending as string[]),
     contractOffset: offset,
     partial: partial === true
@@ -132,10 +131,23 @@ function iso(ms: number): string {
  * by fencing), and the final watermarks of schedules it gave up, held for a while so their next owner can
  * read them from its heartbeats.
  */
+/** Releases of one schedule a heartbeat names at most (a schedule that bounced between dispatchers). */
+const RELEASES_PER_SCHEDULE = 3
+
+/** A release as this dispatcher holds it. */
+export interface HeldRelease {
+  readonly at: number | null
+  readonly heldSince: bigint
+  readonly until: number
+}
+
 export class TickLedger {
   // Usually one tick open per schedule: a number; an array only while a schedule has several out.
   readonly #open = new Map<string, number | number[]>()
-  readonly #released = new Map<string, { at: number | null; heldSince: bigint; until: number }>()
+  // Per schedule, its latest releases, newest first, one per holding.
+  readonly #released = new Map<string, HeldRelease[]>()
+  // Bumped by forget(): a delivery begun before must not end a tick begun again since.
+  readonly #generations = new Map<string, number>()
 
   /** A tick went out. */
   begin(key: string, at: number): void {
@@ -177,21 +189,26 @@ export class TickLedger {
   /** Forgets the open ticks of `key` (they will be fired again, or were given up with the schedule). */
   forget(key: string): void {
     this.#open.delete(key)
+    this.#generations.set(key, this.generation(key) + 1)
   }
 
-  /** `key` left this dispatcher handled through `at` (null: never started here); say so in heartbeats until `until`. */
+  /** How many times `key`'s open ticks were forgotten: end a tick only in the generation that began it. */
+  generation(key: string): number {
+    return this.#generations.get(key) ?? 0
+  }
+
+  /**
+   * The holding of `key` given at `heldSince` ended here, handled through `at` (null: never started); say so in
+   * heartbeats until `until`, beside the releases of its earlier holdings (at most RELEASES_PER_SCHEDULE).
+   */
   release(key: string, at: number | null, heldSince: bigint, until: number): void {
-    this.#released.set(key, { at, heldSince, until })
+    const kept = (this.#released.get(key) ?? []).filter(r => r.heldSince !== heldSince)
+    this.#released.set(key, [{ at, heldSince, until }, ...kept].slice(0, RELEASES_PER_SCHEDULE))
   }
 
-  /** What this dispatcher said when it gave `key` up, while it still says it. */
-  releaseOf(key: string): { readonly at: number | null; readonly heldSince: bigint } | undefined {
-    return this.#released.get(key)
-  }
-
-  /** `key` runs here again: its release is void. */
-  reclaim(key: string): void {
-    this.#released.delete(key)
+  /** The releases of `key` this dispatcher still names, newest first. */
+  releasesOf(key: string): readonly HeldRelease[] {
+    return this.#released.get(key) ?? []
   }
 
   get openKeys(): number {
@@ -206,16 +223,24 @@ export class TickLedger {
   }
 
   /** The releases a heartbeat at local time `now` names (expired ones go), the newest `max` at most. */
-  releases(now: number, max: number = MAX_NAMED): { named: Record<string, Release>; cut: boolean } {
-    const live: Array<[string, { at: number | null; heldSince: bigint; until: number }]> = []
-    for (const entry of this.#released) {
-      if (entry[1].until <= now) this.#released.delete(entry[0])
-      else live.push(entry)
+  releases(now: number, max: number = MAX_NAMED): { named: Record<string, Release[]>; cut: boolean } {
+    const live: Array<[string, HeldRelease[]]> = []
+    for (const [key, list] of this.#released) {
+      const kept = list.filter(r => r.until > now)
+      if (kept.length === 0) this.#released.delete(key)
+      else {
+        if (kept.length < list.length) this.#released.set(key, kept)
+        live.push([key, kept])
+      }
     }
-    if (live.length > max) live.sort((a, b) => b[1].until - a[1].until).length = max
-    const named: Record<string, Release> = {}
-    for (const [key, { at, heldSince }] of live) {
-      named[key] = { through: at === null ? null : iso(at), heldSince: String(heldSince) }
+    if (live.length > max)
+      live.sort((a, b) => (b[1][0] as HeldRelease).until - (a[1][0] as HeldRelease).until).length = max
+    const named: Record<string, Release[]> = {}
+    for (const [key, list] of live) {
+      named[key] = list.map(({ at, heldSince }) => ({
+        through: at === null ? null : iso(at),
+        heldSince: String(heldSince)
+      }))
     }
     return { named, cut: live.length < this.#released.size }
   }
@@ -262,7 +287,8 @@ export type Resolution =
 export interface ResolvingSelf {
   readonly id: string
   readonly incarnation: number
-  readonly release?: { readonly at: number | null; readonly heldSince: bigint } | undefined
+  /** Its own releases of the schedule (TickLedger.releasesOf). */
+  readonly releases?: ReadonlyArray<{ readonly at: number | null; readonly heldSince: bigint }>
 }
 
 interface BookEntry {
@@ -388,11 +414,9 @@ export class WatermarkBook {
     const since = (at: number): Resolution => ({ kind: 'since', at: Math.min(at, bound) })
     for (const entry of this.#entries.get(holder.dispatcher) ?? []) {
       if (entry.id === self.id && entry.incarnation === self.incarnation) {
-        // Its own release speaks for the holding it ended, not for the schedule it holds now.
-        const own = self.release
-        if (own?.heldSince === holder.offset && own.at !== null && holder.leftAtMs !== Number.POSITIVE_INFINITY) {
-          return since(own.at)
-        }
+        // Its own releases speak for the holdings they ended, not for the schedule it holds now.
+        const own = self.releases?.find(r => r.heldSince === holder.offset)
+        if (own?.at != null && holder.leftAtMs !== Number.POSITIVE_INFINITY) return since(own.at)
         continue
       }
       const alive = !giveUp && !this.#stopped(entry, now)
@@ -402,10 +426,17 @@ export class WatermarkBook {
         if (alive) return { kind: 'wait', on: entry.id }
         continue
       }
-      const released = readRelease(watermark.released[key])
-      if (released !== undefined) {
-        // The release of this holding is exact; one of another holding says this one is over or never began.
-        if (released.heldSince === holder.offset && released.at !== undefined) return since(released.at)
+      const releases = readReleases(watermark.released[key])
+      // The release of this holding is exact (or says it never began); a later holding's says this one is over
+      // (where, its own release will say); an earlier holding's says nothing of this one.
+      const mine = releases.find(r => r.heldSince === holder.offset)
+      if (mine !== undefined) {
+        if (mine.at !== undefined) return since(mine.at)
+        continue
+      }
+      if (releases.some(r => r.heldSince > holder.offset)) {
+        // Its release may still come (the holding is stopping, ticks in flight): wait while it lives.
+        if (alive) return { kind: 'wait', on: entry.id }
         continue
       }
       // Not named and the heartbeat names all it gave up lately: it runs the schedule — if this incarnation
@@ -441,13 +472,19 @@ export class WatermarkBook {
   }
 }
 
-function readRelease(value: unknown): { at: number | undefined; heldSince: bigint } | undefined {
-  if (!isRecord(value) || typeof value['heldSince'] !== 'string' || !/^\d+$/.test(value['heldSince'])) {
-    // Malformed: as if it named a holding of its own, so that it answers for none.
-    return value === undefined ? undefined : { at: undefined, heldSince: -2n }
+// A malformed release is read as one of a holding later than any: the holder says nothing then (go lower).
+const UNREADABLE = [{ at: undefined, heldSince: BigInt(Number.MAX_SAFE_INTEGER) * 1000n }]
+
+function readReleases(value: unknown): Array<{ at: number | undefined; heldSince: bigint }> {
+  if (value === undefined) return []
+  if (!Array.isArray(value)) return UNREADABLE
+  const out: Array<{ at: number | undefined; heldSince: bigint }> = []
+  for (const r of value) {
+    if (!isRecord(r) || typeof r['heldSince'] !== 'string' || !/^\d+$/.test(r['heldSince'])) return UNREADABLE
+    const through = r['through']
+    out.push({ at: typeof through === 'string' ? parseTime(through) : undefined, heldSince: BigInt(r['heldSince']) })
   }
-  const through = value['through']
-  return { at: typeof through === 'string' ? parseTime(through) : undefined, heldSince: BigInt(value['heldSince']) }
+  return out
 }
 
 function parseTime(value: string | null | undefined): number | undefined {

@@ -19,6 +19,7 @@ import {
   ScheduleTable,
   TickLedger,
   WatermarkBook,
+  endedHoldings,
   finishRelease,
   heartbeatWatermark,
   holdersOf,
@@ -67,8 +68,10 @@ class Process {
   /** Ticks fired since its newest heartbeat was appended, and those in flight when it was. */
   firedSinceBeat = 0
   inFlightAtBeat = 0
-  /** Ticks sent and not answered yet (as its ledger has them open). */
-  readonly inFlight = new Set<number>()
+  /** Ticks sent and not answered yet, each with the ledger generation it was begun in. */
+  inFlight: Array<{ at: number; generation: number }> = []
+  /** The contract as its plane last applied it. */
+  wanted: ReadonlyMap<string, ContractRecord> = new Map()
   /** The schedule left while ticks were in flight: released when they are answered (the plane's #stopping). */
   stopping: Stopping | undefined
   readonly id: string
@@ -159,35 +162,35 @@ class World {
   }
 
   // A process applies its contract log (as the plane's apply does): what left it is released at once.
+  // A process reads its contract log and applies it as the plane's apply does: holdings that ended — also those
+  // given and taken within one read — are released at once.
   readContract(p: Process): void {
     const log = this.contractLogs.get(p.id) ?? []
-    const heldSince = BigInt(p.contract.entries.get(KEY)?.heldSince ?? '0')
-    let changed = false
     for (; p.applied < log.length; p.applied++) {
       const entry = log[p.applied] as { key: string; value: ContractRecord | 'tombstone' }
-      const result = p.contract.apply({ offset: BigInt(p.applied), key: entry.key, value: entry.value })
-      changed ||= result.kind === 'changed'
+      p.contract.apply({ offset: BigInt(p.applied), key: entry.key, value: entry.value })
+    }
+    const next = new Map(p.contract.entries)
+    for (const { key, heldSince } of endedHoldings(p.wanted, next, p.contract.takeEnded())) {
+      p.waiting.delete(key)
+      const stopping = releaseSchedule(p.table, p.ledger, key, heldSince, this.nowMs, p.inFlight.length > 0)
+      if (stopping) p.stopping = stopping
+      this.trace.push(
+        `${this.t}s ${p.id}#${p.incarnation} releases holding ${heldSince}${stopping ? ' (stopping)' : ''}`
+      )
     }
     // Back before its ticks in flight were answered: released now.
-    if (p.contract.entries.has(KEY)) this.finishStopping(p, true)
-    if (!p.contract.entries.has(KEY)) {
-      if (p.table.has(KEY) || p.waiting.has(KEY) || changed) {
-        p.waiting.delete(KEY)
-        p.stopping = releaseSchedule(p.table, p.ledger, KEY, heldSince, this.nowMs, p.inFlight.size > 0)
-        this.trace.push(
-          `${this.t}s ${p.id}#${p.incarnation} releases ${JSON.stringify(p.ledger.releaseOf(KEY), (_, v) => (typeof v === 'bigint' ? String(v) : v))}`
-        )
-      }
-    }
+    if (next.has(KEY)) this.finishStopping(p, true)
+    p.wanted = next
   }
 
   // As the plane: a stopping schedule is released once its ticks in flight are answered, or at its drain time.
   finishStopping(p: Process, now = false): void {
     if (p.stopping === undefined) return
-    if (!now && p.inFlight.size > 0 && this.nowMs < p.stopping.until) return
+    if (!now && p.inFlight.length > 0 && this.nowMs < p.stopping.until) return
     // Ticks still in flight at the release are fired again by the next owner.
-    this.window.inFlightAtRelease += p.inFlight.size
-    p.inFlight.clear()
+    this.window.inFlightAtRelease += p.inFlight.length
+    p.inFlight = []
     finishRelease(p.ledger, KEY, p.stopping, this.nowMs)
     p.stopping = undefined
   }
@@ -200,10 +203,10 @@ class World {
 
   // As the plane's #sinceFor and #start: resolve, wait, or start and fire the missed ticks.
   resolve(p: Process): void {
-    const placement = p.contract.entries.get(KEY)
+    const placement = p.wanted.get(KEY)
     if (!p.running || placement === undefined || p.table.has(KEY)) return
     const waitingSince = p.waiting.get(KEY) ?? this.nowMs
-    const self = { id: p.id, incarnation: p.incarnation, release: p.ledger.releaseOf(KEY) }
+    const self = { id: p.id, incarnation: p.incarnation, releases: p.ledger.releasesOf(KEY) }
     const giveUp = this.nowMs - waitingSince >= HANDOVER_WAIT_MS
     const found = p.book.resolve(KEY, holdersOf(p.id, placement), self, giveUp)
     if (found.kind === 'wait') {
@@ -211,7 +214,6 @@ class World {
       return
     }
     p.waiting.delete(KEY)
-    p.ledger.reclaim(KEY)
     const since = found.kind === 'since' ? found.at : BASE - 1
     this.trace.push(`${this.t}s ${p.id}#${p.incarnation} starts from ${(since - BASE) / 1000}s (${found.kind})`)
     this.fire(p, p.table.set(KEY, SPEC, since, this.nowMs), false)
@@ -226,14 +228,15 @@ class World {
       // A slow answer leaves the newest tick in flight for a second; the rest are handled at once.
       if (slow) {
         p.ledger.begin(tick.key, tick.at)
-        p.inFlight.add(tick.at)
+        p.inFlight.push({ at: tick.at, generation: p.ledger.generation(tick.key) })
       }
     }
   }
 
   heartbeat(p: Process): void {
-    const pending = p.contract.entries.has(KEY) && !p.table.has(KEY) ? [KEY] : []
-    const watermark = heartbeatWatermark(p.table, p.ledger, pending, p.contract.offset, this.nowMs)
+    const pending = p.wanted.has(KEY) && !p.table.has(KEY) ? [KEY] : []
+    const stopping = new Map(p.stopping ? [[KEY, p.stopping]] : [])
+    const watermark = heartbeatWatermark(p.table, p.ledger, pending, p.contract.offset, this.nowMs, stopping)
     if (process.env['SHOAL_MODEL_TRACE'])
       this.trace.push(`${this.t}s ${p.id}#${p.incarnation} beats ${JSON.stringify(watermark)}`)
     this.heartbeats.push({
@@ -244,7 +247,7 @@ class World {
     this.leaderSeen.set(p.id, Math.max(this.leaderSeen.get(p.id) ?? 0, p.incarnation))
     p.lastBeatS = this.t
     p.firedSinceBeat = 0
-    p.inFlightAtBeat = p.inFlight.size
+    p.inFlightAtBeat = p.inFlight.length
   }
 
   /** `p` stops speaking for what it fired: it died, was replaced, or fenced itself. */
@@ -252,7 +255,7 @@ class World {
     this.window.firedAfterLastHeartbeat += p.firedSinceBeat + p.inFlightAtBeat
     p.firedSinceBeat = 0
     p.inFlightAtBeat = 0
-    p.inFlight.clear()
+    p.inFlight = []
   }
 
   /** One second passes. `lag` names the processes that read nothing this second. */
@@ -261,11 +264,9 @@ class World {
     for (const p of this.processes.values()) {
       if (!p.alive) continue
       // Handled: what was in flight a second ago answers now.
-      const answered = p.fenced ? undefined : p.ledger.oldestOpen(KEY)
-      if (answered !== undefined) {
-        p.ledger.end(KEY, answered)
-        p.inFlight.delete(answered)
-      }
+      // The oldest delivery in flight answers (as the plane: it ends its tick only in the generation it began).
+      const answered = p.fenced ? undefined : p.inFlight.shift()
+      if (answered !== undefined && p.ledger.generation(KEY) === answered.generation) p.ledger.end(KEY, answered.at)
       this.finishStopping(p)
       const read = !p.cut && !lag.has(p.id)
       if (read) {

@@ -62,15 +62,27 @@ describe('TickLedger', () => {
     ledger.release('gone', T - 500, 3n, 10_000)
     ledger.release('never', null, 4n, 10_000)
     assert.deepEqual(ledger.releases(5_000), {
-      named: { gone: { through: iso(T - 500), heldSince: '3' }, never: { through: null, heldSince: '4' } },
+      named: { gone: [{ through: iso(T - 500), heldSince: '3' }], never: [{ through: null, heldSince: '4' }] },
       cut: false
     })
     assert.deepEqual(ledger.releases(5_000, 1).cut, true, 'cut short: the heartbeat says so')
     assert.deepEqual(ledger.releases(10_000), { named: {}, cut: false })
+    // One release per holding, newest first, at most three.
     ledger.release('back', T - 400, 5n, 10_000)
-    assert.deepEqual(ledger.releaseOf('back'), { at: T - 400, heldSince: 5n, until: 10_000 })
-    ledger.reclaim('back')
-    assert.equal(ledger.releaseOf('back'), undefined)
+    ledger.release('back', null, 9n, 10_000)
+    ledger.release('back', T - 100, 5n, 10_000)
+    assert.deepEqual(
+      ledger.releasesOf('back').map(r => [r.at, r.heldSince]),
+      [
+        [T - 100, 5n],
+        [null, 9n]
+      ]
+    )
+    for (const heldSince of [11n, 12n, 13n]) ledger.release('back', null, heldSince, 10_000)
+    assert.deepEqual(
+      ledger.releasesOf('back').map(r => r.heldSince),
+      [13n, 12n, 11n]
+    )
   })
 })
 
@@ -92,10 +104,9 @@ describe('WatermarkBook.resolve', () => {
       ...(w.exceptions ? { exceptions: mapValues(w.exceptions, iso) } : {}),
       ...(w.released
         ? {
-            released: mapValues(w.released, ([at, heldSince]) => ({
-              through: at === null ? null : iso(at),
-              heldSince: String(heldSince)
-            }))
+            released: mapValues(w.released, ([at, heldSince]) => [
+              { through: at === null ? null : iso(at), heldSince: String(heldSince) }
+            ])
           }
         : {}),
       ...(w.pending ? { pending: w.pending } : {}),
@@ -254,13 +265,28 @@ describe('WatermarkBook.resolve', () => {
     assert.deepEqual(cut.resolve(KEY, [from('dispatcher-0', 5)], self), { kind: 'unknown' })
   })
 
+  it("another holding's release neither answers for this one nor hides it: a later one ends it, an earlier one does not", () => {
+    const { b, advance } = book()
+    // dispatcher-0 released its holding from offset 0, then got the schedule again at offset 2: pending, alive.
+    b.apply({
+      id: 'dispatcher-0',
+      value: beat('dispatcher-0', 1, { through: T, released: { [KEY]: [null, 0] }, pending: [KEY], contractOffset: 2 }),
+      appendTimeMs: T
+    })
+    assert.deepEqual(b.resolve(KEY, [from('dispatcher-0', 2)], self), { kind: 'wait', on: 'dispatcher-0' })
+    advance(LIVENESS)
+    // Stopped: the holding from offset 0 ended long before; the one from 2 never started: ask the one before.
+    assert.deepEqual(b.resolve(KEY, [from('dispatcher-0', 2)], self), { kind: 'unknown' })
+    assert.deepEqual(b.resolve(KEY, [from('dispatcher-0', 0)], self), { kind: 'unknown' }, 'never started either')
+  })
+
   it('its own release answers for itself; nothing read, nothing known', () => {
     const { b } = book()
     assert.deepEqual(b.resolve(KEY, [from('dispatcher-0', 5)], self), { kind: 'unknown' })
     b.apply({ id: 'dispatcher-9', value: beat('dispatcher-9', 1, { through: T, contractOffset: 3 }), appendTimeMs: T })
-    const release = { at: T - 5, heldSince: 2n }
-    assert.deepEqual(b.resolve(KEY, [from('dispatcher-9', 2)], { ...self, release }), { kind: 'since', at: T - 5 })
-    assert.deepEqual(b.resolve(KEY, [from('dispatcher-9', 6)], { ...self, release }), { kind: 'unknown' })
+    const releases = [{ at: T - 5, heldSince: 2n }]
+    assert.deepEqual(b.resolve(KEY, [from('dispatcher-9', 2)], { ...self, releases }), { kind: 'since', at: T - 5 })
+    assert.deepEqual(b.resolve(KEY, [from('dispatcher-9', 6)], { ...self, releases }), { kind: 'unknown' })
   })
 })
 
@@ -304,15 +330,15 @@ describe('releaseSchedule', () => {
     ledger.end(key, tick!.at)
     finishRelease(ledger, key, stopping, T + 200)
     assert.deepEqual(heartbeatWatermark(table, ledger, [], 9n, T + 200).released, {
-      [key]: { through: iso(T), heldSince: '7' }
+      [key]: [{ through: iso(T), heldSince: '7' }]
     })
-    // Nothing in flight: released at once; never started: null, or the release it still holds.
+    // Nothing in flight: released at once; a holding never started: null, beside the one before.
     table.set('b', { schedule: '* * * * * *', creationMs: T - 60_000, latePolicy: 'all' }, T, T)
     assert.equal(releaseSchedule(table, ledger, 'b', 8n, T, false), undefined)
-    assert.deepEqual(ledger.releaseOf('b'), { at: T, heldSince: 8n, until: T + RELEASE_HOLD_MS })
     releaseSchedule(table, ledger, 'b', 11n, T, false)
-    assert.deepEqual(ledger.releaseOf('b')?.heldSince, 8n, 'a holding never started keeps the one before')
-    releaseSchedule(table, ledger, 'c', 12n, T, false)
-    assert.deepEqual(ledger.releaseOf('c'), { at: null, heldSince: 12n, until: T + RELEASE_HOLD_MS })
+    assert.deepEqual(ledger.releasesOf('b'), [
+      { at: null, heldSince: 11n, until: T + RELEASE_HOLD_MS },
+      { at: T, heldSince: 8n, until: T + RELEASE_HOLD_MS }
+    ])
   })
 })
