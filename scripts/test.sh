@@ -11,6 +11,12 @@ cd "$SHOAL_ROOT"
 bash scripts/setup.sh
 source scripts/env.sh
 
+# The Kubernetes manifest checker and Strimzi's CRDs (test/deploy/kubernetes-manifests.test.ts), made once before the
+# tests start, so a first build (a few minutes) does not compete with them for the CPU. If it fails, that test says why.
+if [ "$#" -eq 0 ] || [[ " $* " == *" test/deploy"* ]]; then
+  bash scripts/k8s-check.sh --prepare || shoal_say "the manifest checker is not ready; test/deploy/kubernetes-manifests.test.ts will fail"
+fi
+
 if [ "$#" -eq 0 ]; then
   set -- 'test/**/*.test.ts'
 fi
