@@ -580,6 +580,20 @@ export class LeaderTerm {
       const slot: SlotKind = entry.object.kind === 'KafkaSource' ? 'consumer' : 'schedule'
       const placements = this.#scheduler.placements(key) ?? []
       const pending = this.#scheduler.pending(key)
+      // A schedule that changes hands names the dispatchers it leaves: its new owner goes on from their watermarks.
+      // One left with nowhere to go (pending) keeps them in its placements record for the owner it gets later.
+      const left = [...oldContracts.keys()].filter(d => !placements.some(p => p.podName === d))
+      const chain =
+        slot !== 'schedule'
+          ? []
+          : left.length > 0
+            ? movedChain(
+                left.map(d => this.#leaving(d, key, now)),
+                d => this.#contracts.get(contractKey(d, key))?.movedFrom
+              )
+            : oldContracts.size === 0
+              ? (before?.left ?? [])
+              : []
       const record: PlacementsRecord = {
         source: key,
         slot,
@@ -589,27 +603,18 @@ export class LeaderTerm {
         epoch: this.#epoch,
         revision,
         since: before && before.pending > 0 === (pending?.count ?? 0) > 0 ? before.since : now,
-        ...(this.#scales.has(key) ? { scale: this.#scales.get(key)! } : {})
+        ...(this.#scales.has(key) ? { scale: this.#scales.get(key)! } : {}),
+        ...(placements.length === 0 && chain.length > 0 ? { left: chain } : {})
       }
-      if (!before || !samePlacements(before, record)) {
+      if (!before || !samePlacements(before, record) || (record.left !== undefined) !== (before.left !== undefined)) {
         messages.push({ topic: names.placementsTopic, partition: store.bucketOf(key), key, value: record })
         nextPlacements.set(key, record)
       }
-      // A schedule that changes hands names the dispatchers it leaves: its new owner goes on from their watermarks.
-      const left = [...oldContracts.keys()].filter(d => !placements.some(p => p.podName === d))
       for (const p of placements) {
         const current = this.#contracts.get(contractKey(p.podName, key))
         if (current?.vreplicas === p.vreplicas && current.resourceVersion === entry.resourceVersion) continue
         // A new holder gets the chain; a holder's own contract rewritten (a new resourceVersion) keeps it.
-        const movedFrom =
-          slot !== 'schedule'
-            ? undefined
-            : !oldContracts.has(p.podName)
-              ? movedChain(
-                  left.map(d => this.#leaving(d, key, now)),
-                  d => this.#contracts.get(contractKey(d, key))?.movedFrom
-                )
-              : current?.movedFrom
+        const movedFrom = slot !== 'schedule' ? undefined : !oldContracts.has(p.podName) ? chain : current?.movedFrom
         const contract: ContractRecord = {
           dispatcher: p.podName,
           source: key,

@@ -64,6 +64,11 @@ export interface PlacementsRecord {
   readonly since: string
   /** The vreplicas the scheduler was asked for and who decided them (absent in records of older versions). */
   readonly scale?: ScaleRecord
+  /**
+   * A schedule with no placement: the holders it left (as `ContractRecord.movedFrom`), for the owner it gets when
+   * capacity comes back, so that owner goes on where they stopped rather than from the source's creation.
+   */
+  readonly left?: readonly MovedFrom[]
 }
 
 /** Who set a source's vreplicas: its spec, its autoscaler, or a pause (0); and why an autoscaler holds. */

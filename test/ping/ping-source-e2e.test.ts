@@ -203,7 +203,7 @@ async function tickingOnTwoDispatchers(name: string) {
     await startZonedDispatchers(prefix, dispatchers, 2, 10, LIVENESS)
     await create(controller, manifest('tick', `  schedule: "* * * * * *"\n  sink: {uri: "${sink.url}/tick"}\n`))
     const owner = await eventually(() => placementOf(controller, 'tick'), 60_000, 'the schedule placed')
-    return { sink, controller, dispatchers, owner, stop }
+    return { sink, controller, dispatchers, owner, stop, prefix }
   } catch (error) {
     await stop()
     throw error
@@ -256,6 +256,65 @@ describe('PingSource failover', () => {
             .map(r => `${String(r.headers['ce-time']).slice(17, 19)}${r.headers[LATE_HEADER] ? 'L' : ''}`)
             .join(' ')
       )
+    } finally {
+      await stop()
+    }
+  })
+})
+
+describe('PingSource with nowhere to go', () => {
+  it('its only dispatcher dies: pending, then a new dispatcher goes on where the dead one stopped, not from creation', async () => {
+    const { sink, controller, dispatchers, owner, stop, prefix } = await tickingOnTwoDispatchers('ping-pending')
+    try {
+      const other = [...dispatchers.keys()].find(id => id !== owner)!
+      await dispatchers.get(other)!.stop()
+      dispatchers.delete(other)
+      await eventually(async () => (sink.delivered('/tick').length >= 8 ? true : undefined), 60_000, 'ticks flowing')
+      const first = sink
+        .delivered('/tick')
+        .map(r => String(r.headers['ce-time']))
+        .sort()
+        .slice(0, 3)
+      await dispatchers.get(owner)!.stop('SIGKILL')
+      dispatchers.delete(owner)
+      // Dead after the liveness timeout, and no dispatcher left to take the schedule: it waits for capacity.
+      await eventually(
+        async () => {
+          const source = (await http('GET', `${controller.url}${PS}/tick`)).body
+          const scheduled = source.status?.conditions?.find((c: { type: string }) => c.type === 'Scheduled')
+          return scheduled?.status === 'False' ? true : undefined
+        },
+        60_000,
+        'the schedule pending'
+      )
+      const revivedAt = Date.now()
+      dispatchers.set('dispatcher-7', await startDispatcherProcess(prefix, 'dispatcher-7', 'c', 'c-1', 10, LIVENESS))
+      await eventually(
+        async () => ((await placementOf(controller, 'tick')) === 'dispatcher-7' ? true : undefined),
+        60_000,
+        'the schedule placed on the new dispatcher'
+      )
+      await eventually(
+        async () => {
+          const onTime = sink
+            .delivered('/tick')
+            .filter(r => r.headers[LATE_HEADER] === undefined && Date.parse(String(r.headers['ce-time'])) > revivedAt)
+          return onTime.length >= 2 ? true : undefined
+        },
+        60_000,
+        'on-time ticks from the new dispatcher'
+      )
+      const delivered = await everySecondAt(sink, '/tick')
+      // It went on from the dead one's watermark: the schedule's first ticks were not fired again.
+      for (const time of first) {
+        assert.equal(
+          delivered.filter(r => r.headers['ce-time'] === time).length,
+          1,
+          `the tick of ${time}, from long before the kill, was sent again`
+        )
+      }
+      const resent = delivered.length - new Set(delivered.map(r => r.headers['ce-id'])).size
+      console.log(`# pending, then dispatcher-7: ${delivered.length} deliveries, ${resent} resent (same id)`)
     } finally {
       await stop()
     }
