@@ -3,7 +3,14 @@ import { after, describe, it } from 'node:test'
 import { Producer } from '@platformatic/kafka'
 import { LogTailer, ensureTopics } from '../../src/kafka/index.ts'
 import type { LogRecord } from '../../src/kafka/index.ts'
-import { BucketWriter, ResourceStore, bucketOf, storeNames, storeTopics } from '../../src/store/index.ts'
+import {
+  BucketWriter,
+  ResourceStore,
+  appendInTransaction,
+  bucketOf,
+  storeNames,
+  storeTopics
+} from '../../src/store/index.ts'
 import { ResourceView } from '../../src/store/resource-view.ts'
 import { brokers, eventually, uniquePrefix } from '../helpers/controllers.ts'
 
@@ -210,6 +217,97 @@ describe('the resource store', () => {
       assert.deepEqual(listed[0]!.status, { g: 1 })
     } finally {
       await second.close()
+    }
+  })
+})
+
+describe('the resource store taking over a bucket', () => {
+  it('tries again when a bucket’s writer cannot open, and the bucket takes writes without a rebalance', async () => {
+    // Found by the network lab's zone cut (test/lab/zone-cut.lab.ts): a writer whose InitProducerId failed (the
+    // transaction coordinator loading or unreachable) was dropped and never replaced, and its bucket refused
+    // every write until the controllers' group rebalanced. Here the first writer of each bucket reaches no broker.
+    const prefix = uniquePrefix('takeover')
+    const failed: number[] = []
+    const store = await ResourceStore.open({
+      connection: connection('takeover'),
+      prefix,
+      buckets: 2,
+      replicaId: 'takeover',
+      url: 'http://takeover',
+      statusOf: () => ({}),
+      openWriter: options => {
+        if (failed.includes(options.bucket)) return new BucketWriter(options)
+        failed.push(options.bucket)
+        return new BucketWriter({ ...options, connection: { ...options.connection, brokers: ['127.0.0.1:1'] } })
+      }
+    })
+    try {
+      await eventually(async () => (store.assignment.buckets.length === 2 ? true : undefined), 60_000, 'both buckets')
+      const generation = store.assignment.generation
+      for (const name of ['a', 'b', 'c', 'd']) {
+        await eventually(
+          async () =>
+            store.ownerOf(bucketOf(`PingSource/ns/${name}`, 2)).kind === 'self'
+              ? store.write({
+                  kind: 'create',
+                  object: { apiVersion: 'v1', kind: 'PingSource', metadata: { name, namespace: 'ns' }, spec: {} }
+                })
+              : undefined,
+          30_000,
+          `the bucket of ${name} taken over again`
+        )
+      }
+      assert.deepEqual([...failed].sort(), [0, 1])
+      assert.equal(store.assignment.generation, generation, 'no rebalance was needed')
+      assert.equal((await store.list()).length, 4)
+    } finally {
+      await store.close()
+    }
+  })
+})
+
+describe('appendInTransaction', () => {
+  it('writes a transaction larger than the broker takes in one request, and names every offset', async () => {
+    const topic = uniquePrefix('append-big')
+    await ensureTopics(connection('append-admin'), [{ name: topic, partitions: 2, configs: {} }])
+    const producer = new Producer({
+      clientId: 'append-producer',
+      bootstrapBrokers: brokers().split(','),
+      transactionalId: `${topic}-tx`,
+      idempotent: true,
+      acks: -1
+    })
+    try {
+      // 3,000 records of 500 bytes to one partition (1.5 MB: past the broker's 1 MiB message.max.bytes in one
+      // batch), a few to another: what a scheduling pass for 3,000 schedules on one dispatcher writes.
+      const records = [
+        ...Array.from({ length: 3_000 }, (_, i) => ({
+          topic,
+          partition: 0,
+          key: `k${i}`,
+          value: { pad: 'x'.repeat(480), i }
+        })),
+        ...Array.from({ length: 5 }, (_, i) => ({ topic, partition: 1, key: `other${i}`, value: { i } }))
+      ]
+      const offsets = await appendInTransaction(producer, records)
+      assert.equal(offsets.length, records.length)
+      const seen: LogRecord[] = []
+      const tailer = new LogTailer({
+        connection: connection('append-tail'),
+        topics: [topic],
+        onRecord: r => seen.push(r)
+      })
+      await tailer.start()
+      try {
+        await tailer.barrier([{ topic }])
+        assert.equal(seen.length, records.length, 'every record committed')
+        const byKey = new Map(seen.map(r => [`${r.partition}/${r.key?.toString()}`, r.offset]))
+        records.forEach((r, i) => assert.equal(byKey.get(`${r.partition}/${r.key}`), offsets[i], `offset of ${r.key}`))
+      } finally {
+        await tailer.close()
+      }
+    } finally {
+      await producer.close()
     }
   })
 })
