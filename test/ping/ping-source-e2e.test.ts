@@ -188,6 +188,28 @@ function everySecondAt(sink: Awaited<ReturnType<typeof startSink>>, path: string
   )
 }
 
+/** Resolves once `count` ticks nominally after `afterMs` have reached `/tick` on time (not marked late). */
+function onTimeAfter(sink: Awaited<ReturnType<typeof startSink>>, afterMs: number, count: number, what: string) {
+  return eventually(
+    async () => {
+      const onTime = sink
+        .delivered('/tick')
+        .filter(r => r.headers[LATE_HEADER] === undefined && Date.parse(String(r.headers['ce-time'])) > afterMs)
+      return onTime.length >= count ? true : undefined
+    },
+    60_000,
+    what
+  )
+}
+
+/** Each of `times` (ce-time values) reached the sink exactly once. */
+function assertSentOnce(delivered: readonly Received[], times: readonly string[], when: string): void {
+  for (const time of times) {
+    const copies = delivered.filter(r => r.headers['ce-time'] === time).length
+    assert.equal(copies, 1, `the tick of ${time}, ${when}, was sent ${copies} times`)
+  }
+}
+
 /** A controller, two dispatchers in two zones, and a PingSource `tick` firing every second, placed. */
 async function tickingOnTwoDispatchers(name: string) {
   const sink = await startSink()
@@ -294,25 +316,10 @@ describe('PingSource with nowhere to go', () => {
         60_000,
         'the schedule placed on the new dispatcher'
       )
-      await eventually(
-        async () => {
-          const onTime = sink
-            .delivered('/tick')
-            .filter(r => r.headers[LATE_HEADER] === undefined && Date.parse(String(r.headers['ce-time'])) > revivedAt)
-          return onTime.length >= 2 ? true : undefined
-        },
-        60_000,
-        'on-time ticks from the new dispatcher'
-      )
+      await onTimeAfter(sink, revivedAt, 2, 'on-time ticks from the new dispatcher')
       const delivered = await everySecondAt(sink, '/tick')
       // It went on from the dead one's watermark: the schedule's first ticks were not fired again.
-      for (const time of first) {
-        assert.equal(
-          delivered.filter(r => r.headers['ce-time'] === time).length,
-          1,
-          `the tick of ${time}, from long before the kill, was sent again`
-        )
-      }
+      assertSentOnce(delivered, first, 'from long before the kill')
       const resent = delivered.length - new Set(delivered.map(r => r.headers['ce-id'])).size
       console.log(`# pending, then dispatcher-7: ${delivered.length} deliveries, ${resent} resent (same id)`)
     } finally {
@@ -350,25 +357,10 @@ describe('PingSource moved between live dispatchers', () => {
         60_000,
         `the schedule moved to ${other}`
       )
-      await eventually(
-        async () => {
-          const onTime = sink
-            .delivered('/tick')
-            .filter(r => r.headers[LATE_HEADER] === undefined && Date.parse(String(r.headers['ce-time'])) > cordonedAt)
-          return onTime.length >= 3 ? true : undefined
-        },
-        60_000,
-        'on-time ticks after the move'
-      )
+      await onTimeAfter(sink, cordonedAt, 3, 'on-time ticks after the move')
       const delivered = await everySecondAt(sink, '/tick')
       // The schedule's past before the move was not fired again: its first ticks reached the sink once each.
-      for (const time of first) {
-        assert.equal(
-          delivered.filter(r => r.headers['ce-time'] === time).length,
-          1,
-          `the tick of ${time}, from long before the move, was sent again`
-        )
-      }
+      assertSentOnce(delivered, first, 'from long before the move')
       const resent = delivered.length - new Set(delivered.map(r => r.headers['ce-id'])).size
       console.log(`# moved ${owner} → ${other}: ${delivered.length} deliveries, ${resent} resent (same id)`)
     } finally {
