@@ -33,6 +33,13 @@ export interface ResourceStoreOptions {
   readonly finalize?: Finalize
   readonly sessionTimeoutMs?: number
   readonly log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void
+  /** Makes a bucket's writer (default `new BucketWriter`); a test gives one that fails to open. */
+  readonly openWriter?: (options: ConstructorParameters<typeof BucketWriter>[0]) => BucketWriter
+}
+
+/** Waits before trying again to take over a bucket whose writer could not open: 0.5 s, doubling, at most 5 s. */
+function takeOverDelay(attempt: number): number {
+  return Math.min(5_000, 500 * 2 ** attempt)
 }
 
 /**
@@ -216,21 +223,7 @@ export class ResourceStore {
       }
     }
     for (const bucket of owned) {
-      if (this.#writers.has(bucket)) continue
-      const writer = new BucketWriter({
-        connection: this.#options.connection,
-        names: this.names,
-        bucket,
-        tailer: this.#tailer,
-        view: this.#view,
-        statusOf: this.#options.statusOf,
-        ...(this.#options.finalize ? { finalize: this.#options.finalize } : {})
-      })
-      this.#writers.set(bucket, writer)
-      writer.opened.catch(error => {
-        log('error', 'could not take over a bucket', { bucket, error: String(error) })
-        if (this.#writers.get(bucket) === writer) this.#writers.delete(bucket)
-      })
+      if (!this.#writers.has(bucket)) this.#takeOver(bucket, 0)
     }
     log('info', 'buckets assigned', {
       generation: assignment.generation,
@@ -242,6 +235,37 @@ export class ResourceStore {
     void this.#announce({ kind: 'join', assignment }).catch(error =>
       log('warn', 'could not announce buckets', { error: String(error) })
     )
+  }
+
+  /**
+   * Opens the bucket's writer (which fences its former owner). One that cannot open — the transaction
+   * coordinator loading or moving, a broker unreachable — is tried again while this replica still owns the
+   * bucket: without a writer no replica accepts the bucket's writes until the next rebalance.
+   */
+  #takeOver(bucket: number, attempt: number): void {
+    const log = this.#options.log ?? (() => undefined)
+    const options = {
+      connection: this.#options.connection,
+      names: this.names,
+      bucket,
+      tailer: this.#tailer,
+      view: this.#view,
+      statusOf: this.#options.statusOf,
+      ...(this.#options.finalize ? { finalize: this.#options.finalize } : {})
+    }
+    const writer = this.#options.openWriter?.(options) ?? new BucketWriter(options)
+    this.#writers.set(bucket, writer)
+    writer.opened.catch(error => {
+      if (this.#writers.get(bucket) !== writer) return
+      this.#writers.delete(bucket)
+      void writer.close()
+      const delayMs = takeOverDelay(attempt)
+      log('error', 'could not take over a bucket; trying again', { bucket, error: String(error), attempt, delayMs })
+      setTimeout(() => {
+        if (this.#closed || this.#writers.has(bucket) || !this.#assignment.buckets.includes(bucket)) return
+        this.#takeOver(bucket, attempt + 1)
+      }, delayMs).unref()
+    })
   }
 
   async #announce(what: { kind: 'join'; assignment: Assignment } | { kind: 'leave' }): Promise<void> {
