@@ -1,3 +1,4 @@
+import { parseArgs } from 'node:util'
 import { ApiClient } from './api-client.ts'
 import { serverErrorLine } from './api-status.ts'
 import { connectionFlags, connectionFrom, parseFlags, usageError } from './flags.ts'
@@ -9,9 +10,11 @@ import { renderTable } from './table.ts'
 /** The names `shoal get` takes for the control-plane replicas (not a stored kind: they come from the group). */
 const CONTROLLER_TYPES = new Set(['controllers', 'controller', 'ctrl'])
 
-/** True for `shoal get controllers …`. */
+/** True for `shoal get controllers …`, wherever its flags stand (`-s URL get controllers` too). */
 export function isControllersGet(args: readonly string[]): boolean {
-  const first = args.find(a => !a.startsWith('-'))
+  // Not strict: an unknown flag is refused by the command that runs, with its name.
+  const { positionals } = parseArgs({ args: [...args], options: flags, allowPositionals: true, strict: false })
+  const first = positionals[0]
   return first !== undefined && CONTROLLER_TYPES.has(first.toLowerCase())
 }
 

@@ -28,4 +28,8 @@ test('`get controllers` is told apart from the stored kinds', () => {
   assert.equal(isControllersGet(['controllers']), true)
   assert.equal(isControllersGet(['ctrl', '-o', 'wide']), true)
   assert.equal(isControllersGet(['ks']), false)
+  // A flag's value is not the resource type: `shoal -s URL get controllers` (global flags before the command).
+  assert.equal(isControllersGet(['-s', 'http://127.0.0.1:8080', 'controllers']), true)
+  assert.equal(isControllersGet(['--server', 'http://h:1', '-o', 'json', 'ctrl']), true)
+  assert.equal(isControllersGet(['-s', 'http://h:1', 'ks']), false)
 })
