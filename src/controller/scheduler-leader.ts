@@ -51,7 +51,15 @@ export interface SchedulerLeaderOptions {
   readonly pool?: PoolOptions
   /** Opens the Secrets of sources' `spec.net`, for the clients that read their clusters (lag, partition counts). */
   readonly secretKey?: SecretKey
+  /** Told when this term finds itself fenced (the SchedulerLeader then looks again whether it leads). */
+  readonly onDeposed?: () => void
 }
+
+/**
+ * After its term was fenced, a replica that still owns bucket 0 takes the leadership again this long after —
+ * long enough for its group membership to hear of a newer generation (heartbeats every second), if there is one.
+ */
+const RETAKE_AFTER_MS = 2_000
 
 /** `--dispatchers MIN..MAX` and what to do with each decision. */
 export interface PoolOptions {
@@ -115,7 +123,13 @@ export class SchedulerLeader {
     const leading = this.#options.store.isLeader
     if (leading && (!this.#term || this.#term.deposed)) {
       await this.#term?.stop()
-      const term = new LeaderTerm(this.#options)
+      // A term can be fenced after the assignment that kept it (a replica paused past its session, given bucket 0
+      // back on waking, finds on its first append that the owner of the generation it missed took the id): it
+      // looks again then, or it would lead with no term until the next rebalance.
+      const term = new LeaderTerm({
+        ...this.#options,
+        onDeposed: () => setTimeout(() => void this.#follow(), RETAKE_AFTER_MS).unref()
+      })
       this.#term = term
       this.#starting = term.start().catch(error => {
         this.#options.log('error', 'could not take the scheduler leadership', { error: String(error) })
@@ -684,6 +698,7 @@ export class LeaderTerm {
       this.deposed = true
       this.#stopped = true
       this.#log('warn', 'the scheduler leadership was taken by another replica; this one stops writing', {})
+      this.#options.onDeposed?.()
       return
     }
     this.#log('error', 'a scheduling pass failed; retrying', { error: String(error) })

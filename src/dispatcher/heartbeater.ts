@@ -18,12 +18,19 @@ export interface HeartbeaterOptions {
   readonly clock?: () => number
 }
 
-const LEADER_ACK = 1
+/**
+ * Every in-sync replica: a heartbeat counts once it is committed, which is when the controllers can read it
+ * (they read up to the high watermark). A leader's own acknowledgement (acks=1) is not enough: a leader cut off
+ * from the other brokers and from the KRaft quorum, no longer the leader for anyone else, went on
+ * acknowledging the heartbeats of the dispatchers cut off with it (test/lab/zone-cut.lab.ts), and they never
+ * fenced while the controllers declared them dead and gave their work to others.
+ */
+const ALL_IN_SYNC = -1
 
 /**
- * Sends a dispatcher's heartbeats to `<prefix>.members` and says when they stop getting through. Leader
- * acknowledgement only, one attempt each, a deadline of one interval: a lost heartbeat is harmless (the next
- * one follows), a stalled one is not — it would hide that the dispatcher is cut off. Staleness is measured
+ * Sends a dispatcher's heartbeats to `<prefix>.members` and says when they stop getting through. Committed
+ * (acks=all), one attempt each, a deadline of one interval: a lost heartbeat is harmless (the next one
+ * follows), a stalled one is not — it would hide that the dispatcher is cut off. Staleness is measured
  * from the *sending* of the newest acknowledged heartbeat, which is no later than its append time, the time
  * controllers count the liveness timeout from.
  */
@@ -31,6 +38,8 @@ export class Heartbeater extends EventEmitter<{ stale: []; fresh: []; missed: [u
   readonly #options: HeartbeaterOptions
   readonly #clock: () => number
   #producer: Producer
+  /** Producers made so far: each new one starts its bootstrap list one broker further on. */
+  #renewals = 0
   #failures = 0
   #inFlight: Promise<boolean> | undefined
   #lastAckedSentAt: number | undefined
@@ -132,7 +141,7 @@ export class Heartbeater extends EventEmitter<{ stale: []; fresh: []; missed: [u
             }
           ],
           // The client ignores the constructor's acks unless idempotent: give it on every send.
-          acks: LEADER_ACK
+          acks: ALL_IN_SYNC
         }),
         deadline
       ])
@@ -162,10 +171,15 @@ export class Heartbeater extends EventEmitter<{ stale: []; fresh: []; missed: [u
 
   #newProducer(): Producer {
     const timeout = this.#options.intervalMs
+    // The client asks its first bootstrap broker for metadata first, and with retries 0 never another: a broker
+    // that black-holes (a zone cut off, not refusing) would make every renewed producer miss every heartbeat.
+    // Each renewal starts one broker further on, so the next producer asks a broker that may answer.
+    const brokers = this.#options.connection.brokers
+    const start = this.#renewals++ % brokers.length
     return new Producer({
       clientId: `${this.#options.connection.clientId}-heartbeat`,
-      bootstrapBrokers: [...this.#options.connection.brokers],
-      acks: LEADER_ACK,
+      bootstrapBrokers: [...brokers.slice(start), ...brokers.slice(0, start)],
+      acks: ALL_IN_SYNC,
       retries: 0,
       timeout,
       requestTimeout: timeout,

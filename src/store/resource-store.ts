@@ -206,7 +206,21 @@ export class ResourceStore {
         retriable: true
       })
     }
-    return writer.write(op)
+    // A writer can be fenced after the assignment that kept it (this replica paused past its session and given
+    // the bucket back on waking, its writer fenced by the owner of the generation it missed): while the bucket is
+    // still this replica's, it is opened again, or no write to it would succeed until the next rebalance.
+    return writer.write(op).catch((error: unknown) => {
+      const bucket = this.bucketOf(key)
+      if (writer.state === 'fenced' && this.#writers.get(bucket) === writer) {
+        this.#writers.delete(bucket)
+        void writer.close()
+        setTimeout(() => {
+          if (this.#closed || this.#writers.has(bucket) || !this.#assignment.buckets.includes(bucket)) return
+          this.#takeOver(bucket, 0)
+        }, takeOverDelay(1)).unref()
+      }
+      throw error
+    })
   }
 
   #onAssignment(assignment: Assignment): void {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { LeaderTerm } from '../../src/controller/scheduler-leader.ts'
+import { LeaderTerm, SchedulerLeader } from '../../src/controller/scheduler-leader.ts'
 import type { MembersSource } from '../../src/controller/scheduler-leader.ts'
 import type { MemberStatus } from '../../src/dispatcher/index.ts'
 import { LogTailer, ensureTopics } from '../../src/kafka/index.ts'
@@ -114,6 +114,71 @@ describe('a deposed scheduler leader', () => {
     } finally {
       for (const term of terms) await term.stop()
       await tailer.close()
+      await store.close()
+    }
+  })
+})
+
+describe('a scheduler leader whose term is fenced while it still owns bucket 0', () => {
+  it('takes the leadership again and schedules', async () => {
+    // Found by the network lab's controller pause (test/lab/controller-pause.lab.ts): the paused leader got
+    // bucket 0 back in the rebalance after it woke, kept its term, found on its first append that the leader of
+    // the generation it missed had fenced it — and led with no term, placing nothing, until the next rebalance.
+    // Here a term of another process plays that leader, then goes away.
+    const prefix = uniquePrefix('retake')
+    const topic = `${prefix}-topic`
+    const connection = { brokers: brokers().split(','), clientId: 'retake' }
+    await ensureTopics(connection, [{ name: topic, partitions: 12, configs: {} }])
+    const store = await ResourceStore.open({
+      connection,
+      prefix,
+      buckets: 2,
+      replicaId: 'r',
+      url: 'http://r',
+      statusOf: () => ({})
+    })
+    const logged: string[] = []
+    const log = (_level: string, message: string, fields?: Record<string, unknown>) =>
+      void logged.push(`${message} ${JSON.stringify(fields ?? {})}`)
+    const config = loadSchedulerConfig('ha')
+    const leader = new SchedulerLeader({ connection, store, members, config, log, debounceMs: 10 })
+    let stray: LeaderTerm | undefined
+    const object = (consumers: number) => ({
+      apiVersion: 'sources.knative.dev/v1beta1',
+      kind: 'KafkaSource',
+      metadata: { name: 'src', namespace: 'default' },
+      spec: { bootstrapServers: connection.brokers, topics: [topic], consumers }
+    })
+    try {
+      await eventually(async () => (store.assignment.buckets.length === 2 ? true : undefined), 60_000, 'buckets')
+      await store.write({ kind: 'create', object: object(2) })
+      leader.start()
+      const first = await eventually(async () => leader.term, 60_000, 'the first term')
+      await eventually(async () => (first.epoch > 0 ? true : undefined), 60_000, 'the first term started')
+      stray = new LeaderTerm({ connection, store, members, config, log, debounceMs: 10 })
+      await stray.start()
+      // A change: the kept term tries to write and is fenced; a new term must follow and place it.
+      await store.write({ kind: 'update', object: object(4) })
+      const next = await eventually(
+        async () => {
+          const term = leader.term
+          return term && term !== first && !term.deposed && term.epoch > stray!.epoch ? term : undefined
+        },
+        60_000,
+        `a new term after the fenced one (first deposed: ${first.deposed}; ${logged.join('; ')})`
+      )
+      assert.ok(first.deposed)
+      await eventually(
+        async () => {
+          const placed = (await store.get('KafkaSource/default/src'))?.scheduling?.placements ?? []
+          return placed.reduce((n, p) => n + p.vreplicas, 0) === 4 ? true : undefined
+        },
+        60_000,
+        `4 vreplicas placed by the new term (epoch ${next.epoch})`
+      )
+    } finally {
+      await stray?.stop()
+      await leader.stop()
       await store.close()
     }
   })

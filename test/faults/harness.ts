@@ -205,9 +205,12 @@ export class CountingSink {
   readonly refused = new Set<string>()
   /** Requests by answer: `2xx`, `400`, `503`, `reset`. */
   readonly answers: Record<string, number> = {}
+  /** Sender address → when each 2xx answer to it was given (ms): who delivered, where senders have addresses of their own. */
+  readonly acceptedFrom = new Map<string, number[]>()
   readonly #refuse: (id: string) => boolean
   readonly #sockets = new Set<Socket>()
   #server: Server | undefined
+  #host = '127.0.0.1'
   #port = 0
   #mode: SinkMode = 'up'
 
@@ -215,13 +218,15 @@ export class CountingSink {
     this.#refuse = refuse
   }
 
-  async start(): Promise<this> {
+  /** Listens on a free port of `host` (loopback by default; the network lab's sink host address there). */
+  async start(host = '127.0.0.1'): Promise<this> {
+    this.#host = host
     await this.#listen(0)
     return this
   }
 
   url(source: string): string {
-    return `http://127.0.0.1:${this.#port}/${source}`
+    return `http://${this.#host}:${this.#port}/${source}`
   }
 
   get mode(): SinkMode {
@@ -261,7 +266,7 @@ export class CountingSink {
         socket.on('close', () => this.#sockets.delete(socket))
       })
       try {
-        server.listen(port, '127.0.0.1')
+        server.listen(port, this.#host)
         await once(server, 'listening')
       } catch (error) {
         if (attempt >= 50) throw error
@@ -295,6 +300,10 @@ export class CountingSink {
         answer(400)
       } else {
         this.accepted.set(key, (this.accepted.get(key) ?? 0) + 1)
+        const from = req.socket.remoteAddress ?? '?'
+        const times = this.acceptedFrom.get(from) ?? []
+        times.push(Date.now())
+        this.acceptedFrom.set(from, times)
         answer(202, '2xx')
       }
     })

@@ -22,14 +22,19 @@ export interface TickArrival {
   readonly atMs: number
   /** Marked `ce-shoallate: true`: fired by catch-up. */
   readonly late: boolean
+  /** The sender's address (in the network lab, each dispatcher host has its own). */
+  readonly from?: string
 }
 
 /** An HTTP sink on loopback that answers 202 to everything and records each event by source (its path). */
 export class TickSink {
   readonly #arrivals = new Map<string, TickArrival[]>()
   #server: Server | undefined
+  #host = '127.0.0.1'
 
-  async start(): Promise<this> {
+  /** Listens on a free port of `host` (loopback by default; the network lab's sink host address there). */
+  async start(host = '127.0.0.1'): Promise<this> {
+    this.#host = host
     const server = createServer((req, res) => {
       req.resume()
       req.on('end', () => {
@@ -39,19 +44,20 @@ export class TickSink {
         mine.push({
           nominalMs: Date.parse(String(req.headers['ce-time'])),
           atMs: Date.now(),
-          late: req.headers[LATE_HEADER] === 'true'
+          late: req.headers[LATE_HEADER] === 'true',
+          from: req.socket.remoteAddress ?? '?'
         })
         res.writeHead(202).end()
       })
     })
-    server.listen(0, '127.0.0.1')
+    server.listen(0, host)
     await once(server, 'listening')
     this.#server = server
     return this
   }
 
   url(source: string): string {
-    return `http://127.0.0.1:${(this.#server!.address() as AddressInfo).port}/${source}`
+    return `http://${this.#host}:${(this.#server!.address() as AddressInfo).port}/${source}`
   }
 
   arrivals(source: string): readonly TickArrival[] {

@@ -311,3 +311,60 @@ describe('appendInTransaction', () => {
     }
   })
 })
+
+describe('the resource store whose writer is fenced while it still owns the bucket', () => {
+  it('opens the bucket again, and writes to it succeed without a rebalance', async () => {
+    // Found by the network lab's controller pause (test/lab/controller-pause.lab.ts): a replica paused past its
+    // session got its buckets back in the rebalance after it woke, kept its writers — fenced meanwhile by the
+    // owners of the generation it missed — and refused every write to those buckets until the next rebalance.
+    // Here a writer of another process, on the same transactional id, plays the owner it missed.
+    const prefix = uniquePrefix('refence')
+    const made: Array<ConstructorParameters<typeof BucketWriter>[0]> = []
+    const store = await ResourceStore.open({
+      connection: connection('refence'),
+      prefix,
+      buckets: 1,
+      replicaId: 'refence',
+      url: 'http://refence',
+      statusOf: () => ({}),
+      openWriter: options => {
+        made.push(options)
+        return new BucketWriter(options)
+      }
+    })
+    const object = (name: string) => ({
+      apiVersion: 'v1',
+      kind: 'PingSource',
+      metadata: { name, namespace: 'ns' },
+      spec: {}
+    })
+    let stray: BucketWriter | undefined
+    try {
+      await eventually(async () => (store.ownerOf(0).kind === 'self' ? true : undefined), 60_000, 'bucket 0')
+      await store.write({ kind: 'create', object: object('before') })
+      const generation = store.assignment.generation
+      stray = new BucketWriter({ ...made[0]!, connection: connection('refence-stray') })
+      await stray.opened
+      let refused = 0
+      await eventually(
+        async () => {
+          try {
+            return await store.write({ kind: 'create', object: object('after') })
+          } catch (error) {
+            refused++
+            throw error
+          }
+        },
+        30_000,
+        'a write to the bucket again'
+      )
+      assert.ok(refused >= 1, 'the fenced writer refused a write first')
+      assert.equal(made.length, 2, 'the bucket was opened again')
+      assert.equal(store.assignment.generation, generation, 'no rebalance was needed')
+      assert.deepEqual((await store.list()).map(e => e.object.metadata.name).sort(), ['after', 'before'])
+    } finally {
+      await stray?.close()
+      await store.close()
+    }
+  })
+})

@@ -1,0 +1,194 @@
+// Drill: a whole zone lost while records stream — the zone that holds the leaders of the busy partitions (the
+// drill topic is made with every partition's leader there). Every host of the zone is cut from every other host
+// (its broker, controller and dispatchers go dark at once, as a zone's power or network going). With replication
+// 3, min.insync.replicas 2 and acks=all, the producer must go on once Kafka has moved the leaders to the other
+// zones, no acknowledged record may be lost, and Shoal's store must keep answering reads and writes from the
+// controllers left. The partitions' leaders, replicas and ISR are printed as kafka-topics --describe prints them,
+// before the loss, during it and after the heal (when every replica is back in sync).
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { Admin } from '@platformatic/kafka'
+import { storeNames } from '../../src/store/index.ts'
+import { brokers, eventually, http, uniquePrefix } from '../helpers/controllers.ts'
+import { PS, TickSink, createEverySecondSources, everySecondManifest, readyTimes } from '../helpers/ticks.ts'
+import {
+  CountingSink,
+  IdProducer,
+  PINGS,
+  assertPings,
+  createSource,
+  durability,
+  reportEach,
+  reportPings,
+  settle,
+  waitReady
+} from '../faults/harness.ts'
+import { NetworkFaults } from './faults.ts'
+import {
+  Stream,
+  brokersOutside,
+  describeTopics,
+  everyPartitionPast,
+  isrTable,
+  lab,
+  labBrokers,
+  sinkHost,
+  startPool,
+  timesNote,
+  waitFullIsr
+} from './drill.ts'
+import type { Pool } from './drill.ts'
+
+const PARTITIONS = 6
+const SOURCES = ['unordered', 'ordered'] as const
+/**
+ * The zone lost: its broker leads every partition of the drill topic. Zone c by default; zone a's broker is the
+ * first of every client's bootstrap list, and losing it costs Shoal's clients a minute more (docs/faults.md,
+ * SHOAL_LAB_ZONE=a), past the PingSources' 100-tick catch-up.
+ */
+const ZONE = process.env.SHOAL_LAB_ZONE ?? 'c'
+
+describe('drill: the zone of the busy partitions’ leaders lost', () => {
+  it('keeps producing with acks=all, loses no acknowledged record, and the store answers', async () => {
+    const started = Date.now()
+    const prefix = uniquePrefix('lab-brokers')
+    const topic = `${prefix}-topic`
+    const zoneBroker = labBrokers().find(b => b.rack === ZONE)!
+    const others = labBrokers().filter(b => b.rack !== ZONE)
+    // Every partition led in the zone that will be lost, its two followers in the two other zones.
+    const admin = new Admin({ clientId: 'lab-admin', bootstrapBrokers: brokers().split(',') })
+    try {
+      await admin.createTopics({
+        topics: [topic],
+        assignments: Array.from({ length: PARTITIONS }, (_, partition) => ({
+          partition,
+          brokers: [zoneBroker.nodeId, ...(partition % 2 ? others : [...others].reverse()).map(b => b.nodeId)]
+        }))
+      })
+    } finally {
+      await admin.close()
+    }
+    const sink = await new CountingSink().start(sinkHost().address)
+    const pingSink = await new TickSink().start(sinkHost().address)
+    const producer = new IdProducer('broker-zone-loss', topic, PARTITIONS)
+    const faults = new NetworkFaults(lab())
+    let pool: Pool | undefined
+    let stream: Stream | undefined
+    const store = storeNames(prefix)
+    const topics = [topic, store.resourcesTopic, store.membersTopic, store.contractsTopic]
+    try {
+      pool = await startPool(prefix)
+      const api = pool.controllers.find(c => c.host.zone !== ZONE)!.url
+      for (const ordering of SOURCES) {
+        await createSource(api, { name: ordering, topic, sink: sink.url(ordering), consumers: 2, ordering })
+      }
+      await createEverySecondSources(api, PINGS, pingSink)
+      await waitReady(api, SOURCES)
+      const pingsReady = await readyTimes(api, PINGS)
+      await eventually(
+        async () => ((await describeTopics([topic])).every(v => v.isr.length === 3) ? true : undefined),
+        60_000,
+        'the drill topic in sync'
+      )
+      const replication = await durability([topic, store.resourcesTopic, store.membersTopic])
+      console.log(isrTable(await describeTopics(topics), `before the loss of zone ${ZONE}:`))
+
+      stream = new Stream(producer)
+      await eventually(async () => (SOURCES.every(s => sink.ids(s).size >= 300) ? true : undefined), 120_000, 'flowing')
+      const producedAtLoss = stream.produced
+      const zoneHosts = lab().hosts.filter(h => h.zone === ZONE)
+      for (const host of zoneHosts) await faults.cutHost(host.name)
+      const lostAt = Date.now()
+
+      const outside = brokersOutside(ZONE)
+      const ledAt = await eventually(
+        async () => {
+          const views = await describeTopics([topic], outside)
+          return views.length === PARTITIONS && views.every(v => v.leader > 0 && v.leader !== zoneBroker.nodeId)
+            ? Date.now()
+            : undefined
+        },
+        120_000,
+        `every partition of ${topic} led outside zone ${ZONE}`
+      )
+      const producingAt = await eventually(
+        async () => (stream!.produced >= producedAtLoss + 200 ? Date.now() : undefined),
+        120_000,
+        'the producer acknowledged again'
+      )
+      const markerSink = pingSink.url('markers')
+      const storeAt = await eventually(
+        async () => {
+          const read = await http('GET', `${api}${PS}`)
+          const name = `during-${Date.now()}`
+          const manifest = everySecondManifest(name, markerSink).replace('"* * * * * *"', '"0 0 1 1 *"')
+          const written = await http('POST', `${api}${PS}`, manifest)
+          return read.status === 200 && written.status === 201 ? Date.now() : undefined
+        },
+        120_000,
+        'the store answering a read and a write'
+      )
+      const producedAfter = stream.produced
+      const deliveringAt = await eventually(
+        async () =>
+          SOURCES.every(s => everyPartitionPast(sink.ids(s), PARTITIONS, producedAfter)) ? Date.now() : undefined,
+        120_000,
+        'every partition delivered again'
+      )
+      console.log(isrTable(await describeTopics(topics, outside), `zone ${ZONE} lost (asked of brokers ${outside}):`))
+
+      const healAt = await faults.heal()
+      // Asked of the brokers that stayed: the one coming back answers from its old metadata (all in sync) at first.
+      await waitFullIsr(topics, 120_000, outside)
+      const syncedAt = Date.now()
+      console.log(isrTable(await describeTopics(topics), `after the heal:`))
+      await stream.stop()
+      const sources = SOURCES.map(name => ({ name, sink }))
+      await settle('broker-zone-loss', producer.produced, sources)
+      const pingsStop = Date.now()
+      const times = timesNote({
+        'loss→leaders moved': ledAt - lostAt,
+        'loss→producing': producingAt - lostAt,
+        'loss→store answering': storeAt - lostAt,
+        'loss→full service': Math.max(ledAt, producingAt, storeAt, deliveringAt) - lostAt,
+        'heal→in sync': syncedAt - healAt,
+        took: Date.now() - started
+      })
+      const notes = {
+        zone: ZONE,
+        broker: zoneBroker.nodeId,
+        failedSends: producer.failedSends,
+        replication: replication[topic] ?? '?',
+        times
+      }
+      const kafka = reportEach('broker-zone-loss', producer.produced, sources, notes)
+      const pings = await reportPings(
+        'broker-zone-loss',
+        pingSink,
+        pingsReady,
+        pingsStop,
+        { times },
+        {
+          loss: lostAt,
+          heal: healAt
+        }
+      )
+      for (const name of [topic, store.resourcesTopic, store.membersTopic]) {
+        assert.equal(replication[name], 'replicas 3, min.insync.replicas 2', name)
+      }
+      for (const figures of kafka) {
+        assert.equal(figures.produced, producer.produced.size)
+        assert.equal(figures.lost, 0, `${figures.drill}: lost ${figures.lostIds.slice(0, 20).join(' ')}`)
+      }
+      assertPings('broker-zone-loss', pings)
+    } finally {
+      await stream?.stop()
+      await faults.heal()
+      await producer.close()
+      await pool?.stop()
+      await sink.close()
+      await pingSink.close()
+      await waitFullIsr(topics).catch(error => console.log(`# broker-zone-loss: ${String(error)}`))
+    }
+  })
+})
