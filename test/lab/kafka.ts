@@ -9,7 +9,14 @@ import type { ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, openSync, closeSync, readFileSync, writeFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
-import { KAFKA_VERSION, brokerSettings, checkJava, kafkaLibsDir } from '../../src/kafka/embedded/index.ts'
+import {
+  KAFKA_VERSION,
+  brokerSettings,
+  checkJava,
+  jvmOptions,
+  kafkaLibsDir,
+  log4j2Config
+} from '../../src/kafka/embedded/index.ts'
 import type { BrokerSpec } from '../../src/kafka/embedded/index.ts'
 import { hostsOf } from './net.ts'
 import type { LabDescription, LabHost } from './net.ts'
@@ -67,36 +74,6 @@ export function labBrokerSettings(
   return settings
 }
 
-function log4j2(logFile: string): string {
-  return `<?xml version="1.0" encoding="UTF-8"?>
-<Configuration status="warn" shutdownHook="disable">
-  <Appenders>
-    <RollingFile name="file" fileName="${logFile}" filePattern="${logFile}.%i">
-      <PatternLayout pattern="[%d] %p %m (%c)%n"/>
-      <Policies><SizeBasedTriggeringPolicy size="20 MB"/></Policies>
-      <DefaultRolloverStrategy max="2"/>
-    </RollingFile>
-  </Appenders>
-  <Loggers>
-    <Root level="info"><AppenderRef ref="file"/></Root>
-    <Logger name="kafka.request.logger" level="warn"/>
-  </Loggers>
-</Configuration>
-`
-}
-
-/** The embedded Kafka's JVM flags (src/kafka/embedded/broker-process.ts), honouring KAFKA_HEAP_OPTS. */
-function jvmFlags(log4jFile: string): string[] {
-  const words = (value: string): string[] => value.split(/\s+/).filter(Boolean)
-  return [
-    ...words(process.env.KAFKA_HEAP_OPTS ?? '-Xms128m -Xmx512m'),
-    ...words(process.env.KAFKA_JVM_PERFORMANCE_OPTS ?? '-XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:TieredStopAtLevel=1'),
-    '-XX:+ExitOnOutOfMemoryError',
-    '-Djava.awt.headless=true',
-    `-Dlog4j2.configurationFile=${log4jFile}`
-  ]
-}
-
 /**
  * Formats and starts one broker per broker host of the lab and resolves once each answers metadata listing all
  * three. Must run where the hosts' addresses are reachable: inside the lab (the sink host).
@@ -123,13 +100,13 @@ export async function startLabKafka(
     const log4jFile = join(dir, 'log4j2.xml')
     const settings = labBrokerSettings({ ...b, logDir: join(dir, 'data') }, cluster)
     writeFileSync(config, [...settings].map(([k, v]) => `${k}=${v}`).join('\n') + '\n')
-    writeFileSync(log4jFile, log4j2(join(dir, 'server.log')))
+    writeFileSync(log4jFile, log4j2Config(join(dir, 'server.log')))
     return { ...b, dir, config, log4jFile, child: undefined as ChildProcess | undefined }
   })
   await Promise.all(
     nodes.map(n =>
       must(java, [
-        ...jvmFlags(n.log4jFile),
+        ...jvmOptions(process.env, n.log4jFile),
         '-cp',
         `${libs}/*`,
         'kafka.tools.StorageTool',
@@ -148,10 +125,15 @@ export async function startLabKafka(
     )
     const out = openSync(join(n.dir, 'stdout.log'), 'a')
     try {
-      n.child = spawnOn(n.host, java, [...jvmFlags(n.log4jFile), '-cp', `${libs}/*`, 'kafka.Kafka', n.config], {
-        stdout: out,
-        cwd: n.dir
-      })
+      n.child = spawnOn(
+        n.host,
+        java,
+        [...jvmOptions(process.env, n.log4jFile), '-cp', `${libs}/*`, 'kafka.Kafka', n.config],
+        {
+          stdout: out,
+          cwd: n.dir
+        }
+      )
     } finally {
       closeSync(out)
     }
