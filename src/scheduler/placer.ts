@@ -5,10 +5,21 @@ import type { KindIndex, Topology } from './topology.ts'
 import type { VPod } from './types.ts'
 import type { VPodState } from './vpod-state.ts'
 
-/** placeOne found no zone with a free slot of the source's kind. */
-export const NO_CAPACITY = -1
-/** placeOne found free slots, but the filters refused them all. */
-export const FILTERED = -2
+/** Why placeOne placed nothing. */
+export type PlaceFailure =
+  /** No zone it may look in has a free slot of the source's kind. */
+  | { readonly kind: 'no-capacity' }
+  /**
+   * Free slots exist, but none passed: `filter` is the last filter that refused a candidate, undefined when the
+   * restriction alone left nothing.
+   */
+  | { readonly kind: 'refused'; readonly filter: string | undefined }
+
+/** What placeOne did with one vreplica: the slot it chose, or why there is none. */
+export type PlaceResult = { readonly kind: 'placed'; readonly slot: number } | PlaceFailure
+
+/** The one no-capacity result (it carries nothing). */
+export const NO_CAPACITY: PlaceFailure = Object.freeze({ kind: 'no-capacity' })
 
 /** Limits where placeOne may put a vreplica (rebalancing, availability moves). */
 export interface Restriction {
@@ -93,8 +104,8 @@ export class Placer {
   readonly #passing: number[] = []
   readonly #context = new MutableContext()
   readonly #removalContext = new MutableRemovalContext()
-  /** The filter that refused last, for pending reasons. */
-  refusedBy: string | undefined = undefined
+  /** The filter that refused last during the current placeOne. */
+  #refusedBy: string | undefined = undefined
 
   constructor(topo: Topology, plugins: ResolvedPlugins) {
     this.#topo = topo
@@ -223,10 +234,10 @@ export class Placer {
   }
 
   /**
-   * Chooses a dispatcher for one more vreplica of the loaded source: a slot number, NO_CAPACITY or FILTERED.
+   * Chooses a dispatcher for one more vreplica of the loaded source (without placing it there), or says why none.
    * Unless restricted, a source whose vreplicas all sit in one zone goes to another zone when one has room.
    */
-  placeOne(v: VPodState, restrict?: Restriction): number {
+  placeOne(v: VPodState, restrict?: Restriction): PlaceResult {
     const topo = this.#topo
     const k = v.kind
     const zoneFree = topo.zoneFree[k]
@@ -244,7 +255,7 @@ export class Placer {
     context.vpod = v.vpod
     context.placed = this.#placed
     context.maxOrdinal = topo.maxOrdinal
-    this.refusedBy = undefined
+    this.#refusedBy = undefined
     let floorZone = this.#placed >= 1 ? this.soleZone() : NONE
     let anyFree = false
     for (;;) {
@@ -265,7 +276,7 @@ export class Placer {
         c.lowestOrdinal = topo.lowestFreeInZone(k, z)
         n++
       }
-      if (n === 0) return anyFree ? FILTERED : NO_CAPACITY
+      if (n === 0) return anyFree ? this.#refused() : NO_CAPACITY
       anyFree = true
       // The availability floor: a second zone for a source that sits in one, when another zone has room.
       if (floorCandidate >= 0 && n > 1) {
@@ -280,13 +291,17 @@ export class Placer {
           floorZone = NONE
           continue
         }
-        return FILTERED
+        return this.#refused()
       }
       const z = cands[i]!.ref
       const s = this.#placeInZone(v, z, restrict, mark)
-      if (s >= 0) return s
+      if (s >= 0) return { kind: 'placed', slot: s }
       excluded[z] = mark
     }
+  }
+
+  #refused(): PlaceFailure {
+    return { kind: 'refused', filter: this.#refusedBy }
   }
 
   #placeInZone(v: VPodState, z: number, restrict: Restriction | undefined, mark: number): number {
@@ -418,7 +433,7 @@ export class Placer {
       for (const f of filters) {
         if (!f.plugin.filter(c, context, f.args)) {
           ok = false
-          this.refusedBy = f.plugin.name
+          this.#refusedBy = f.plugin.name
           break
         }
       }

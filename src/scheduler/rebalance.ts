@@ -1,4 +1,4 @@
-import type { Placer } from './placer.ts'
+import type { PlaceResult, Placer } from './placer.ts'
 import { NONE } from './topology.ts'
 import type { KindIndex, Topology } from './topology.ts'
 import type { Move } from './types.ts'
@@ -74,14 +74,19 @@ export function planRebalance(
 
 type MoveFn = (v: VPodState, from: number, to: number) => void
 
+/** A planned move only needs where placeOne would go, not why it would not. */
+function slotOf(result: PlaceResult): number {
+  return result.kind === 'placed' ? result.slot : NONE
+}
+
 function spreadZones(topo: Topology, placer: Placer, v: VPodState, move: MoveFn, budget: () => number): void {
   const zones = topo.schedulableZones[v.kind]
   if (zones < 2) return
   const ideal = Math.ceil(v.placed / zones)
   while (budget() > 0) {
     if (!v.slots.some(s => topo.zoneOf[s] !== NONE && placer.zoneCount(topo.zoneOf[s]!) > ideal)) return
-    const to = placer.placeOne(v, { zone: z => placer.zoneCount(z) < ideal })
-    if (to < 0) return
+    const to = slotOf(placer.placeOne(v, { zone: z => placer.zoneCount(z) < ideal }))
+    if (to === NONE) return
     const from = placer.chooseRemoval(v, s => topo.zoneOf[s] !== NONE && placer.zoneCount(topo.zoneOf[s]!) > ideal)
     if (from === NONE) return
     move(v, from, to)
@@ -100,11 +105,13 @@ function spreadNodes(topo: Topology, placer: Placer, v: VPodState, move: MoveFn,
     for (const s of v.slots) if (overNode(s)) overZones.add(topo.zoneOf[s]!)
     if (overZones.size === 0) return
     // Within the zone of a crowded node, or to a zone below its share: the zone spread never worsens.
-    const to = placer.placeOne(v, {
-      zone: z => overZones.has(z) || placer.zoneCount(z) < idealZone,
-      node: n => placer.nodeCount(n) < ideal
-    })
-    if (to < 0) return
+    const to = slotOf(
+      placer.placeOne(v, {
+        zone: z => overZones.has(z) || placer.zoneCount(z) < idealZone,
+        node: n => placer.nodeCount(n) < ideal
+      })
+    )
+    if (to === NONE) return
     const zoneTo = topo.zoneOf[to]!
     const crossZone = placer.zoneCount(zoneTo) < idealZone
     const from = placer.chooseRemoval(v, s => overNode(s) && (crossZone || topo.zoneOf[s] === zoneTo))
@@ -127,8 +134,8 @@ function restoreAvailability(input: RebalanceInput, move: MoveFn): void {
       const zone = topo.zoneOf[v.slots[0]!]!
       if (v.slots.some(s => topo.zoneOf[s] !== zone)) continue
       placer.load(v)
-      const to = placer.placeOne(v, { zone: z => z !== zone })
-      if (to >= 0) {
+      const to = slotOf(placer.placeOne(v, { zone: z => z !== zone }))
+      if (to !== NONE) {
         const from = placer.chooseRemoval(v, s => topo.zoneOf[s] === zone)
         if (from !== NONE) {
           move(v, from, to)

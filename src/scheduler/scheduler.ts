@@ -3,7 +3,8 @@ import type { SlotKind } from '../store/index.ts'
 import { computeBalancedness } from './balance.ts'
 import { parseSchedulerConfig } from './config.ts'
 import type { SchedulerConfig } from './config.ts'
-import { FILTERED, NO_CAPACITY, Placer } from './placer.ts'
+import { NO_CAPACITY, Placer } from './placer.ts'
+import type { PlaceFailure } from './placer.ts'
 import { DEFAULT_PROFILE, SCHEDULER_PROFILES } from './profiles.ts'
 import { planRebalance } from './rebalance.ts'
 import type { RebalanceOptions } from './rebalance.ts'
@@ -310,26 +311,26 @@ export class Scheduler {
     const placer = this.#placer
     const k = v.kind
     const before = v.placed
-    let failure = 0
+    let failure = NO_CAPACITY
     let moved = 0
     const need = v.target - v.placed
     const concentrated = v.placed >= 2 && isConcentrated(topo, v)
-    if (need > 0 && topo.totalFree[k] === 0) failure = NO_CAPACITY
-    else if (need > 0 || (concentrated && topo.schedulableZones[k] >= 2)) {
+    // With nothing free anywhere, the failure is known without a descent.
+    if (need > 0 ? topo.totalFree[k] > 0 : concentrated && topo.schedulableZones[k] >= 2) {
       placer.load(v)
       while (v.placed < v.target) {
-        const s = placer.placeOne(v)
-        if (s < 0) {
-          failure = s
+        const result = placer.placeOne(v)
+        if (result.kind !== 'placed') {
+          failure = result
           break
         }
-        placer.add(v, s, 1)
+        placer.add(v, result.slot, 1)
       }
       const sole = v.placed >= 2 ? placer.soleZone() : NONE
       if (sole !== NONE && topo.schedulableZones[k] >= 2) {
-        const s = placer.placeOne(v, { zone: z => z !== sole })
-        if (s >= 0) {
-          placer.add(v, s, 1)
+        const result = placer.placeOne(v, { zone: z => z !== sole })
+        if (result.kind === 'placed') {
+          placer.add(v, result.slot, 1)
           placer.remove(
             v,
             placer.chooseRemoval(v, r => topo.zoneOf[r] === sole),
@@ -350,11 +351,11 @@ export class Scheduler {
     return [v.placed - before + moved, moved]
   }
 
-  #pendingInfo(v: VPodState, count: number, failure: number): PendingInfo {
+  #pendingInfo(v: VPodState, count: number, failure: PlaceFailure): PendingInfo {
     const slot = v.vpod.slot
     const tail = `${count} of ${v.target} vreplicas unplaced`
-    if (failure === FILTERED) {
-      const by = this.#placer.refusedBy ?? 'the filters'
+    if (failure.kind === 'refused') {
+      const by = failure.filter ?? 'the filters'
       return { count, reason: 'Unschedulable', message: `no dispatcher with free ${slot} slots passes ${by}: ${tail}` }
     }
     return { count, reason: 'InsufficientCapacity', message: `insufficient ${slot} capacity: ${tail}` }

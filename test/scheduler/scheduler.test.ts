@@ -152,6 +152,29 @@ describe('Scheduler: placing', () => {
     })
     assert.deepEqual(scheduler.summary().pendingUnschedulable, { consumer: 2, schedule: 0 })
   })
+
+  it('names the filter that refused even when the move to a second zone finds no room afterwards', () => {
+    // The third vreplica of `two` is refused in zone b by the filter; zone a has no free slot (`one` holds it), so
+    // the availability move to a second zone that follows finds nothing. Before, that move reset the refusing
+    // filter's name and the message said "passes the filters".
+    const AtMostTwoPerZone = defineFilter({ name: 'AtMostTwoPerZone', levels: ['zone'], filter: c => c.placed < 2 })
+    const registry = new PluginRegistry().register(AtMostTwoPerZone)
+    const config = parseSchedulerConfig({ filters: [{ name: 'AtMostTwoPerZone' }], scores: [], removals: [] }, registry)
+    const scheduler = new Scheduler({ config, registry })
+    scheduler.setDispatchers([dispatcher(0, 'a', 'a0', 1), dispatcher(1, 'b', 'b0', 10)])
+    const one = kafka('one', 1)
+    const two = kafka('two', 3)
+    scheduler.upsertVPod(one)
+    scheduler.upsertVPod(two)
+    scheduler.schedule()
+    assert.deepEqual(scheduler.placements(one.key), [{ podName: 'dispatcher-0', vreplicas: 1 }])
+    assert.deepEqual(scheduler.placements(two.key), [{ podName: 'dispatcher-1', vreplicas: 2 }])
+    assert.deepEqual(scheduler.pending(two.key), {
+      count: 1,
+      reason: 'Unschedulable',
+      message: 'no dispatcher with free consumer slots passes AtMostTwoPerZone: 1 of 3 vreplicas unplaced'
+    })
+  })
 })
 
 describe('Scheduler: stickiness and incremental passes', () => {
