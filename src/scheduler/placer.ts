@@ -1,8 +1,10 @@
-import type { Candidate, Level, PlacementContext, RemovalCandidate, RemovalContext } from './plugin.ts'
+import { DISPATCHER, Marks, MutableCandidate, MutableContext, NODE, ZONE } from './descent.ts'
+import type { LevelIndex } from './descent.ts'
+import { RemovalChooser } from './removal-chooser.ts'
+import type { LoadedCounts } from './removal-chooser.ts'
 import type { ResolvedPlugins } from './resolve-plugins.ts'
 import { NONE } from './topology.ts'
 import type { KindIndex, Topology } from './topology.ts'
-import type { VPod } from './types.ts'
 import type { VPodState } from './vpod-state.ts'
 
 /** Why placeOne placed nothing. */
@@ -27,89 +29,37 @@ export interface Restriction {
   readonly node?: (n: number) => boolean
 }
 
-const ZONE = 0
-const NODE = 1
-const DISPATCHER = 2
-const LEVEL_NAMES: readonly Level[] = ['zone', 'node', 'dispatcher']
-
-const NO_VPOD: VPod = Object.freeze({ key: '', slot: 'consumer', vreplicas: 0 })
-
-class MutableCandidate implements Candidate {
-  level: Level = 'zone'
-  name = ''
-  zone = ''
-  free = 0
-  capacity = 0
-  placed = 0
-  lowestOrdinal = 0
-  /** The zone, node or slot number. */
-  ref = 0
-}
-
-class MutableContext implements PlacementContext {
-  vpod: VPod = NO_VPOD
-  level: Level = 'zone'
-  placed = 0
-  minPlaced = 0
-  maxPlaced = 0
-  maxOrdinal = 0
-  candidates = 0
-}
-
-class MutableRemovalCandidate implements RemovalCandidate {
-  level: Level = 'zone'
-  name = ''
-  zone = ''
-  placed = 0
-  highestOrdinal = 0
-  ref = 0
-}
-
-class MutableRemovalContext implements RemovalContext {
-  vpod: VPod = NO_VPOD
-  level: Level = 'zone'
-  placed = 0
-  minPlaced = 0
-  maxPlaced = 0
-  maxOrdinal = 0
-  candidates = 0
-}
-
 /**
  * Places and removes one source's vreplicas. A vreplica descends zone → node → dispatcher; at each level the
  * plugins see the children that already hold some of the source, plus two representatives of those that hold
  * none (the one with the lowest free ordinal and the one with the most free slots), so a placement costs
  * O(zones + nodes in a zone + dispatchers on a node) cheap reads and a handful of plugin calls. Removal descends
- * the same way, over the zones, nodes and dispatchers holding the source.
+ * the same way, over the zones, nodes and dispatchers holding the source (removal-chooser.ts).
  *
  * `load(v)` fills per-zone, per-node and per-dispatcher counts of the source in scratch arrays; `unload(v)`
  * clears them. placeOne and chooseRemoval need the source loaded; add and remove keep the counts in step.
  */
-export class Placer {
+export class Placer implements LoadedCounts {
   readonly #topo: Topology
   readonly #plugins: ResolvedPlugins
   #zoneCount = new Int32Array(0)
   #nodeCount = new Int32Array(0)
   #slotCount = new Int32Array(0)
-  #zoneMark = new Int32Array(0)
-  #nodeMark = new Int32Array(0)
-  #mark = 0
+  readonly #marks = new Marks()
   #loaded: VPodState | undefined = undefined
   #placed = 0
   #distinctZones = 0
   readonly #candidates: MutableCandidate[][] = [[], [], []]
-  readonly #removals: MutableRemovalCandidate[][] = [[], [], []]
-  #zoneIndex = new Int32Array(0)
-  #nodeIndex = new Int32Array(0)
   readonly #passing: number[] = []
   readonly #context = new MutableContext()
-  readonly #removalContext = new MutableRemovalContext()
+  readonly #removal: RemovalChooser
   /** The filter that refused last during the current placeOne. */
   #refusedBy: string | undefined = undefined
 
   constructor(topo: Topology, plugins: ResolvedPlugins) {
     this.#topo = topo
     this.#plugins = plugins
+    this.#removal = new RemovalChooser(topo, plugins, this)
   }
 
   get placed(): number {
@@ -142,16 +92,9 @@ export class Placer {
 
   load(v: VPodState): void {
     const topo = this.#topo
-    if (this.#zoneCount.length < topo.zoneNames.length) {
-      this.#zoneCount = new Int32Array(topo.zoneNames.length * 2)
-      this.#zoneMark = new Int32Array(topo.zoneNames.length * 2)
-      this.#zoneIndex = new Int32Array(topo.zoneNames.length * 2)
-    }
-    if (this.#nodeCount.length < topo.nodeNames.length) {
-      this.#nodeCount = new Int32Array(topo.nodeNames.length * 2)
-      this.#nodeMark = new Int32Array(topo.nodeNames.length * 2)
-      this.#nodeIndex = new Int32Array(topo.nodeNames.length * 2)
-    }
+    if (this.#zoneCount.length < topo.zoneNames.length) this.#zoneCount = new Int32Array(topo.zoneNames.length * 2)
+    if (this.#nodeCount.length < topo.nodeNames.length) this.#nodeCount = new Int32Array(topo.nodeNames.length * 2)
+    this.#marks.fit(topo.zoneNames.length, topo.nodeNames.length)
     if (this.#slotCount.length < topo.slotCount) this.#slotCount = new Int32Array(topo.slotCount * 2 + 16)
     this.#loaded = v
     this.#placed = 0
@@ -244,13 +187,8 @@ export class Placer {
     const zoneCap = topo.zoneCap[k]
     const zones = topo.zoneNames
     const cands = this.#candidates[ZONE]!
-    if (this.#mark >= 0x3fffffff) {
-      this.#mark = 0
-      this.#zoneMark.fill(0)
-      this.#nodeMark.fill(0)
-    }
-    const mark = ++this.#mark
-    const excluded = this.#zoneMark
+    const mark = this.#marks.next()
+    const excluded = this.#marks.zone
     const context = this.#context
     context.vpod = v.vpod
     context.placed = this.#placed
@@ -311,7 +249,7 @@ export class Placer {
     const nodes = topo.zoneNodes[z]!
     const zone = topo.zoneNames[z]!
     const counts = this.#nodeCount
-    const excluded = this.#nodeMark
+    const excluded = this.#marks.node
     const cands = this.#candidates[NODE]!
     for (;;) {
       // Nodes holding some of the source are offered; of the others, only the one with the lowest free ordinal
@@ -410,21 +348,11 @@ export class Placer {
   }
 
   /** Filters, then scores, the first n candidates of a level; the index of the winner, or -1. */
-  #choose(level: number, n: number): number {
+  #choose(level: LevelIndex, n: number): number {
     const cands = this.#candidates[level]!
     const context = this.#context
-    let min = Number.POSITIVE_INFINITY
-    let max = 0
-    for (let i = 0; i < n; i++) {
-      const p = cands[i]!.placed
-      if (p < min) min = p
-      if (p > max) max = p
-    }
-    context.level = LEVEL_NAMES[level]!
-    context.minPlaced = min
-    context.maxPlaced = max
-    context.candidates = n
-    const filters = this.#plugins.filters[level as 0 | 1 | 2]
+    context.describe(level, cands, n)
+    const filters = this.#plugins.filters[level]
     const passing = this.#passing
     let m = 0
     for (let i = 0; i < n; i++) {
@@ -440,7 +368,7 @@ export class Placer {
       if (ok) passing[m++] = i
     }
     if (m <= 1) return m === 0 ? -1 : passing[0]!
-    const scores = this.#plugins.scores[level as 0 | 1 | 2]
+    const scores = this.#plugins.scores[level]
     if (scores.length === 0) return passing[0]!
     let best = -1
     let bestScore = Number.NEGATIVE_INFINITY
@@ -458,125 +386,10 @@ export class Placer {
   }
 
   /**
-   * Chooses the dispatcher to take one vreplica of the loaded source off (among the allowed ones): a zone, then a
-   * node in it, then a dispatcher on it, each ranked by the removal plugins (ties go to the last, the higher
-   * ordinals). Never leaves two or more vreplicas all in one zone when another choice exists.
+   * Chooses the dispatcher to take one vreplica of the loaded source off (among the allowed ones); NONE when none
+   * is allowed. Never leaves two or more vreplicas all in one zone when another choice exists.
    */
   chooseRemoval(v: VPodState, allow?: (s: number) => boolean): number {
-    const topo = this.#topo
-    const slots = v.slots
-    if (this.#mark >= 0x3fffffff) {
-      this.#mark = 0
-      this.#zoneMark.fill(0)
-      this.#nodeMark.fill(0)
-    }
-    const mark = ++this.#mark
-    const context = this.#removalContext
-    context.vpod = v.vpod
-    context.placed = this.#placed
-    context.maxOrdinal = topo.maxOrdinal
-
-    const zones = this.#removals[ZONE]!
-    let count = 0
-    for (const s of slots) {
-      const z = topo.zoneOf[s]!
-      if (z === NONE || (allow !== undefined && !allow(s))) continue
-      if (this.#zoneMark[z] !== mark) {
-        this.#zoneMark[z] = mark
-        this.#zoneIndex[z] = count
-        const c = (zones[count++] ??= new MutableRemovalCandidate())
-        c.level = 'zone'
-        c.ref = z
-        c.name = topo.zoneNames[z]!
-        c.zone = c.name
-        c.placed = this.#zoneCount[z]!
-        c.highestOrdinal = topo.ordinal[s]!
-      } else {
-        const c = zones[this.#zoneIndex[z]!]!
-        c.highestOrdinal = Math.max(c.highestOrdinal, topo.ordinal[s]!)
-      }
-    }
-    if (count === 0) return NONE
-    // The availability floor: never take the last vreplica out of the second of two zones.
-    if (this.#distinctZones === 2 && this.#placed - 1 >= 2 && count > 1) {
-      let kept = 0
-      for (let i = 0; i < count; i++) {
-        const c = zones[i]!
-        if (c.placed === 1) continue
-        zones[i] = zones[kept]!
-        zones[kept++] = c
-      }
-      if (kept > 0) count = kept
-    }
-    const z = zones[this.#chooseRemovalAt(ZONE, count)]!.ref
-    const zone = topo.zoneNames[z]!
-
-    const nodes = this.#removals[NODE]!
-    count = 0
-    for (const s of slots) {
-      const n = topo.nodeOf[s]!
-      if (topo.zoneOf[s] !== z || (allow !== undefined && !allow(s))) continue
-      if (this.#nodeMark[n] !== mark) {
-        this.#nodeMark[n] = mark
-        this.#nodeIndex[n] = count
-        const c = (nodes[count++] ??= new MutableRemovalCandidate())
-        c.level = 'node'
-        c.ref = n
-        c.name = topo.nodeNames[n]!
-        c.zone = zone
-        c.placed = this.#nodeCount[n]!
-        c.highestOrdinal = topo.ordinal[s]!
-      } else {
-        const c = nodes[this.#nodeIndex[n]!]!
-        c.highestOrdinal = Math.max(c.highestOrdinal, topo.ordinal[s]!)
-      }
-    }
-    const n = nodes[this.#chooseRemovalAt(NODE, count)]!.ref
-
-    const dispatchers = this.#removals[DISPATCHER]!
-    count = 0
-    for (let i = 0; i < slots.length; i++) {
-      const s = slots[i]!
-      if (topo.nodeOf[s] !== n || topo.zoneOf[s] !== z || (allow !== undefined && !allow(s))) continue
-      const c = (dispatchers[count++] ??= new MutableRemovalCandidate())
-      c.level = 'dispatcher'
-      c.ref = s
-      c.name = topo.ids[s]!
-      c.zone = zone
-      c.placed = v.counts[i]!
-      c.highestOrdinal = topo.ordinal[s]!
-    }
-    return dispatchers[this.#chooseRemovalAt(DISPATCHER, count)]!.ref
-  }
-
-  /** Scores the first n removal candidates of a level; the index of the winner (ties go to the last). */
-  #chooseRemovalAt(level: number, n: number): number {
-    if (n <= 1) return 0
-    const cands = this.#removals[level]!
-    const context = this.#removalContext
-    let min = Number.POSITIVE_INFINITY
-    let max = 0
-    for (let i = 0; i < n; i++) {
-      const p = cands[i]!.placed
-      if (p < min) min = p
-      if (p > max) max = p
-    }
-    context.level = LEVEL_NAMES[level]!
-    context.minPlaced = min
-    context.maxPlaced = max
-    context.candidates = n
-    const removals = this.#plugins.removals[level as 0 | 1 | 2]
-    let best = n - 1
-    let bestScore = Number.NEGATIVE_INFINITY
-    for (let i = 0; i < n; i++) {
-      const c = cands[i]!
-      let score = 0
-      for (const r of removals) score += r.weight * r.plugin.score(c, context, r.args)
-      if (score >= bestScore) {
-        bestScore = score
-        best = i
-      }
-    }
-    return best
+    return this.#removal.choose(v, allow)
   }
 }

@@ -26,20 +26,26 @@ export interface Candidate {
   readonly lowestOrdinal: number
 }
 
-/** What a placement plugin knows besides the candidate: the source and the other candidates at this level. */
-export interface PlacementContext {
+/**
+ * What a plugin knows besides the candidate: the source and the other candidates at this level (those offered for
+ * a placement, or those holding some of the source for a removal).
+ */
+export interface LevelContext {
   readonly vpod: VPod
   readonly level: Level
-  /** Vreplicas of the source placed so far. */
+  /** Vreplicas of the source placed now. */
   readonly placed: number
-  /** Fewest and most of the source's vreplicas on any candidate offered at this level. */
+  /** Fewest and most of the source's vreplicas on any candidate at this level. */
   readonly minPlaced: number
   readonly maxPlaced: number
   /** The highest ordinal in the pool, to normalise ordinal scores. */
   readonly maxOrdinal: number
-  /** How many candidates are offered at this level. */
+  /** How many candidates there are at this level. */
   readonly candidates: number
 }
+
+/** What a filter or score plugin knows besides the candidate. */
+export type PlacementContext = LevelContext
 
 /**
  * A place one vreplica of the source could be removed from (scale-down), at one level of the removal descent:
@@ -58,17 +64,7 @@ export interface RemovalCandidate {
 }
 
 /** What a removal plugin knows besides the candidate. */
-export interface RemovalContext {
-  readonly vpod: VPod
-  readonly level: Level
-  /** Vreplicas of the source placed now. */
-  readonly placed: number
-  /** Fewest and most of the source's vreplicas on any candidate at this level. */
-  readonly minPlaced: number
-  readonly maxPlaced: number
-  readonly maxOrdinal: number
-  readonly candidates: number
-}
+export type RemovalContext = LevelContext
 
 /** A plugin's arguments: a JSON Schema (checked with ajv when a config is loaded) and their defaults. */
 export interface ArgsSpec<Args> {
