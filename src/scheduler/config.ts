@@ -47,6 +47,17 @@ const weight = { type: 'integer', minimum: 1 }
 const args = { type: 'object' }
 const nonNegative = { type: 'integer', minimum: 0 }
 
+// Score and removal sections list the same entries (WeightedEntry).
+const weightedEntries = {
+  type: 'array',
+  items: {
+    type: 'object',
+    required: ['name', 'weight'],
+    properties: { name: { type: 'string' }, weight, args },
+    additionalProperties: false
+  }
+} as const
+
 const configSchema = {
   type: 'object',
   required: ['filters', 'scores', 'removals'],
@@ -60,24 +71,8 @@ const configSchema = {
         additionalProperties: false
       }
     },
-    scores: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['name', 'weight'],
-        properties: { name: { type: 'string' }, weight, args },
-        additionalProperties: false
-      }
-    },
-    removals: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['name', 'weight'],
-        properties: { name: { type: 'string' }, weight, args },
-        additionalProperties: false
-      }
-    },
+    scores: weightedEntries,
+    removals: weightedEntries,
     balancedness: {
       type: 'object',
       properties: { zoneSpread: nonNegative, nodeSpread: nonNegative, load: nonNegative },

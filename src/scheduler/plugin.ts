@@ -72,13 +72,17 @@ export interface ArgsSpec<Args> {
   readonly defaults: Args
 }
 
-/** Drops candidates that cannot take one more vreplica of the source. */
-export interface FilterPlugin<Args = undefined> {
-  readonly type: 'filter'
+/** What every plugin has: its type, the name configs use, the levels it acts at and its arguments. */
+export interface PluginBasics<Type extends string, Args> {
+  readonly type: Type
   readonly name: string
-  /** The levels it judges (all when absent; none for a plugin that only sets a limit). */
+  /** The levels it acts at (all when absent; none for a filter that only sets a limit). */
   readonly levels?: readonly Level[]
   readonly args?: ArgsSpec<Args>
+}
+
+/** Drops candidates that cannot take one more vreplica of the source. */
+export interface FilterPlugin<Args = undefined> extends PluginBasics<'filter', Args> {
   /** True when the candidate may take one more vreplica. */
   filter(candidate: Candidate, context: PlacementContext, args: Args): boolean
   /** The most vreplicas the source may have; the rest is neither placed nor pending. */
@@ -86,23 +90,13 @@ export interface FilterPlugin<Args = undefined> {
 }
 
 /** Ranks the candidates left by the filters; the highest weighted sum wins, ties go to the first one. */
-export interface ScorePlugin<Args = undefined> {
-  readonly type: 'score'
-  readonly name: string
-  /** The levels it scores (all when absent). */
-  readonly levels?: readonly Level[]
-  readonly args?: ArgsSpec<Args>
+export interface ScorePlugin<Args = undefined> extends PluginBasics<'score', Args> {
   /** A score in [0, 1], higher is better; multiplied by the plugin's weight. */
   score(candidate: Candidate, context: PlacementContext, args: Args): number
 }
 
 /** Ranks where a source's vreplica could be removed from; the highest weighted sum goes first. */
-export interface RemovalPlugin<Args = undefined> {
-  readonly type: 'removal'
-  readonly name: string
-  /** The levels it scores (all when absent). */
-  readonly levels?: readonly Level[]
-  readonly args?: ArgsSpec<Args>
+export interface RemovalPlugin<Args = undefined> extends PluginBasics<'removal', Args> {
   /** A score in [0, 1], higher means remove from here first; multiplied by the plugin's weight. */
   score(candidate: RemovalCandidate, context: RemovalContext, args: Args): number
 }

@@ -1,18 +1,23 @@
 import { defineRemoval } from '../plugin.ts'
-import type { RemovalPlugin } from '../plugin.ts'
+import type { RemovalCandidate, RemovalContext, RemovalPlugin } from '../plugin.ts'
+
+/** The availability rule at every level: 1 for the candidate holding the most of the source, 1/2 for one fewer, … */
+function mostPlacedFirst(candidate: RemovalCandidate, context: RemovalContext): number {
+  return 1 / (1 + context.maxPlaced - candidate.placed)
+}
 
 /** Removes from the zone holding the most of the source's vreplicas first: 1 for the most, 1/2 for one fewer, … */
 export const RemoveWithAvailabilityZonePriority: RemovalPlugin = defineRemoval({
   name: 'RemoveWithAvailabilityZonePriority',
   levels: ['zone'],
-  score: (candidate, context) => 1 / (1 + context.maxPlaced - candidate.placed)
+  score: mostPlacedFirst
 })
 
 /** Removes from the node (within the chosen zone) holding the most of the source's vreplicas first. */
 export const RemoveWithAvailabilityNodePriority: RemovalPlugin = defineRemoval({
   name: 'RemoveWithAvailabilityNodePriority',
   levels: ['node'],
-  score: (candidate, context) => 1 / (1 + context.maxPlaced - candidate.placed)
+  score: mostPlacedFirst
 })
 
 /**
@@ -28,5 +33,5 @@ export const RemoveWithHighestOrdinalPriority: RemovalPlugin = defineRemoval({
 export const RemoveWithEvenPodSpreadPriority: RemovalPlugin = defineRemoval({
   name: 'RemoveWithEvenPodSpreadPriority',
   levels: ['dispatcher'],
-  score: (candidate, context) => 1 / (1 + context.maxPlaced - candidate.placed)
+  score: mostPlacedFirst
 })
