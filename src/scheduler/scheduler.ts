@@ -1,18 +1,20 @@
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
 import type { SlotKind } from '../store/index.ts'
 import { computeBalancedness } from './balance.ts'
+import { checkProposal } from './check-proposal.ts'
+import { checkVPod } from './check-vpod.ts'
 import { parseSchedulerConfig } from './config.ts'
 import type { SchedulerConfig } from './config.ts'
-import { NO_CAPACITY, Placer } from './placer.ts'
-import type { PlaceFailure } from './placer.ts'
+import { placeSource, releaseSource } from './place-source.ts'
+import type { PassParts } from './place-source.ts'
+import { Placer } from './placer.ts'
 import { DEFAULT_PROFILE, SCHEDULER_PROFILES } from './profiles.ts'
 import { planRebalance } from './rebalance.ts'
 import type { RebalanceOptions } from './rebalance.ts'
 import { createRegistry } from './registry.ts'
 import type { PluginRegistry } from './registry.ts'
 import { resolvePlugins } from './resolve-plugins.ts'
-import type { ResolvedPlugins } from './resolve-plugins.ts'
-import { NONE, SLOT_KINDS, Topology, kindIndex } from './topology.ts'
+import { Topology, kindIndex } from './topology.ts'
 import type { KindIndex } from './topology.ts'
 import type {
   Balancedness,
@@ -25,7 +27,8 @@ import type {
   VPod,
   VPodChange
 } from './types.ts'
-import { VPodState, samePending } from './vpod-state.ts'
+import { VPodState } from './vpod-state.ts'
+import { WaitingSources } from './waiting.ts'
 
 /** What a Scheduler is built from. */
 export interface SchedulerOptions {
@@ -63,14 +66,12 @@ const EMPTY_PLACEMENTS: readonly Placement[] = Object.freeze([])
  */
 export class Scheduler {
   readonly #topo = new Topology()
-  readonly #plugins: ResolvedPlugins
   readonly #placer: Placer
+  readonly #waiting = new WaitingSources(this.#topo)
+  readonly #parts: PassParts
   readonly #config: SchedulerConfig
   readonly #vpods = new Map<string, VPodState>()
   readonly #dirty = new Set<VPodState>()
-  readonly #pendingSets: [Set<VPodState>, Set<VPodState>] = [new Set(), new Set()]
-  /** Sources of two or more vreplicas all in one zone: moved when another zone gets room. */
-  readonly #concentrated: [Set<VPodState>, Set<VPodState>] = [new Set(), new Set()]
   #evictionCheck = false
   #revision = 0
   #pass = 0
@@ -78,8 +79,9 @@ export class Scheduler {
   constructor(options: SchedulerOptions = {}) {
     const registry = options.registry ?? createRegistry()
     this.#config = options.config ?? parseSchedulerConfig(SCHEDULER_PROFILES[DEFAULT_PROFILE], registry)
-    this.#plugins = resolvePlugins(this.#config, registry)
-    this.#placer = new Placer(this.#topo, this.#plugins)
+    const plugins = resolvePlugins(this.#config, registry)
+    this.#placer = new Placer(this.#topo, plugins)
+    this.#parts = { topo: this.#topo, placer: this.#placer, plugins, waiting: this.#waiting }
   }
 
   /** Grows whenever placements change (a pass, a restore, an applied rebalance). */
@@ -89,7 +91,7 @@ export class Scheduler {
 
   /** Whether a call to schedule() has work to do. */
   get dirty(): boolean {
-    return this.#dirty.size > 0 || this.#evictionCheck || this.#retryDue(0) || this.#retryDue(1)
+    return this.#dirty.size > 0 || this.#evictionCheck || this.#waiting.retryDue(0) || this.#waiting.retryDue(1)
   }
 
   /** Replaces the set of live dispatchers (dead ones are simply left out). */
@@ -175,7 +177,6 @@ export class Scheduler {
   schedule(): PassResult {
     const started = performance.now()
     const pass = ++this.#pass
-    const topo = this.#topo
     const work: VPodState[] = []
     const touch = (v: VPodState): boolean => {
       if (v.stamp === pass) return false
@@ -183,189 +184,88 @@ export class Scheduler {
       work.push(v)
       return true
     }
-    if (this.#evictionCheck) {
-      this.#evictionCheck = false
-      for (const v of this.#vpods.values()) {
-        for (const s of v.slots) {
-          if (topo.mustEvict(v.kind, s)) {
-            this.#dirty.add(v)
-            break
-          }
-        }
-      }
-    }
+    this.#markEvictions()
     for (const v of this.#dirty) touch(v)
     this.#dirty.clear()
-
     let removed = 0
-    for (const v of work) removed += this.#release(v)
-
-    let placed = 0
-    const dirtyCount = work.length
-    // Sources already examined by this pass are queued again only in the later rounds.
-    const queueRetries = (again: boolean) => {
-      const queued: VPodState[] = []
-      for (const k of [0, 1] as const) {
-        if (!this.#retryDue(k)) continue
-        topo.freeIncreased[k] = false
-        for (const v of this.#pendingSets[k]) if (touch(v) || again) queued.push(v)
-        if (topo.schedulableZones[k] < 2) continue
-        for (const v of this.#concentrated[k]) if (touch(v) || again) queued.push(v)
-      }
-      return queued
-    }
-    // Pending and one-zone sources first, in the order they became so: they have waited longest.
-    let retries = queueRetries(false)
-    const first = dirtyCount
-    for (const v of retries) {
-      const [p, r] = this.#place(v)
-      placed += p
-      removed += r
-    }
-    for (let i = 0; i < first; i++) {
-      const [p, r] = this.#place(work[i]!)
-      placed += p
-      removed += r
-    }
-    // Moves that restored availability freed slots in the zones they left: let what still waits use them.
-    for (let round = 0; round < 8; round++) {
-      retries = queueRetries(true)
-      if (retries.length === 0) break
-      let progress = 0
-      for (const v of retries) {
-        const [p, r] = this.#place(v)
-        placed += p
-        removed += r
-        progress += p
-      }
-      if (progress === 0) break
-    }
-    for (const k of [0, 1] as const) if (topo.totalFree[k] === 0) topo.freeIncreased[k] = false
-
+    for (const v of work) removed += releaseSource(this.#parts, v)
+    const [placed, moved] = this.#placeAll(work, touch)
     const changes: VPodChange[] = []
     for (const v of work) {
       if (!v.orphan && v.changedSinceSnapshot()) changes.push(this.#change(v))
       v.releaseSnapshot()
       if (v.deleted) {
         this.#vpods.delete(v.key)
-        this.#pendingSets[v.kind].delete(v)
-        this.#concentrated[v.kind].delete(v)
+        this.#waiting.forget(v)
       }
     }
+    return this.#passResult(started, changes, { recomputed: work.length, placed, removed: removed + moved })
+  }
+
+  /** Marks dirty the sources on dispatchers that went, were cordoned or drained, or shrank below their use. */
+  #markEvictions(): void {
+    if (!this.#evictionCheck) return
+    this.#evictionCheck = false
+    for (const v of this.#vpods.values()) {
+      for (const s of v.slots) {
+        if (this.#topo.mustEvict(v.kind, s)) {
+          this.#dirty.add(v)
+          break
+        }
+      }
+    }
+  }
+
+  /**
+   * Places the pass's dirty sources and the waiting ones whose retry is due (`touch` adds those to the work);
+   * returns [placed, removed].
+   */
+  #placeAll(work: VPodState[], touch: (v: VPodState) => boolean): [number, number] {
+    const topo = this.#topo
+    let placed = 0
+    let removed = 0
+    const place = (v: VPodState): number => {
+      const [p, r] = placeSource(this.#parts, v)
+      placed += p
+      removed += r
+      return p
+    }
+    const dirtyCount = work.length
+    // Pending and one-zone sources first, in the order they became so: they have waited longest. Sources already
+    // examined by this pass are queued again only in the later rounds.
+    for (const v of this.#waiting.retries(touch)) place(v)
+    for (let i = 0; i < dirtyCount; i++) place(work[i]!)
+    // Moves that restored availability freed slots in the zones they left: let what still waits use them.
+    for (let round = 0; round < 8; round++) {
+      const retries = this.#waiting.retries(v => touch(v) || true)
+      if (retries.length === 0) break
+      let progress = 0
+      for (const v of retries) progress += place(v)
+      if (progress === 0) break
+    }
+    for (const k of [0, 1] as const) if (topo.totalFree[k] === 0) topo.freeIncreased[k] = false
+    return [placed, removed]
+  }
+
+  /** A pass's result, counting its revision when something changed. */
+  #passResult(
+    started: number,
+    changes: VPodChange[],
+    counts: { readonly recomputed: number; readonly placed: number; readonly removed: number }
+  ): PassResult {
     if (changes.length > 0) this.#revision++
     return {
       revision: this.#revision,
       changes,
       stats: {
-        recomputed: work.length,
+        recomputed: counts.recomputed,
         changed: changes.length,
-        placed,
-        removed,
-        pending: this.#pendingTotal(),
+        placed: counts.placed,
+        removed: counts.removed,
+        pending: this.#waiting.pendingCount(),
         durationMs: performance.now() - started
       }
     }
-  }
-
-  #retryDue(k: KindIndex): boolean {
-    return (
-      this.#topo.freeIncreased[k] &&
-      this.#topo.totalFree[k] > 0 &&
-      (this.#pendingSets[k].size > 0 || this.#concentrated[k].size > 0)
-    )
-  }
-
-  /** Frees what must go: all of a deleted source, vreplicas on lost dispatchers, the surplus after a shrink. */
-  #release(v: VPodState): number {
-    const topo = this.#topo
-    const placer = this.#placer
-    const before = v.placed
-    if (v.deleted) {
-      for (let i = v.slots.length - 1; i >= 0; i--) placer.remove(v, v.slots[i]!, v.counts[i]!)
-      v.pending = undefined
-      return before
-    }
-    const k = v.kind
-    for (let i = v.slots.length - 1; i >= 0; i--) {
-      const s = v.slots[i]!
-      if (!topo.schedulable[s]) placer.remove(v, s, v.counts[i]!)
-      else {
-        const over = topo.used[k][s]! - topo.cap[k][s]!
-        if (over > 0) placer.remove(v, s, over)
-      }
-    }
-    if (v.orphan) return before - v.placed
-    v.target = this.#targetOf(v.vpod)
-    if (v.placed > v.target) {
-      placer.load(v)
-      while (v.placed > v.target) placer.remove(v, placer.chooseRemoval(v), 1)
-      placer.unload(v)
-    }
-    return before - v.placed
-  }
-
-  /** Places up to the target, and restores availability; returns [placed, removed]. */
-  #place(v: VPodState): [number, number] {
-    if (v.deleted || v.orphan) return [0, 0]
-    const topo = this.#topo
-    const placer = this.#placer
-    const k = v.kind
-    const before = v.placed
-    let failure = NO_CAPACITY
-    let moved = 0
-    const need = v.target - v.placed
-    const concentrated = v.placed >= 2 && isConcentrated(topo, v)
-    // With nothing free anywhere, the failure is known without a descent.
-    if (need > 0 ? topo.totalFree[k] > 0 : concentrated && topo.schedulableZones[k] >= 2) {
-      placer.load(v)
-      while (v.placed < v.target) {
-        const result = placer.placeOne(v)
-        if (result.kind !== 'placed') {
-          failure = result
-          break
-        }
-        placer.add(v, result.slot, 1)
-      }
-      const sole = v.placed >= 2 ? placer.soleZone() : NONE
-      if (sole !== NONE && topo.schedulableZones[k] >= 2) {
-        const result = placer.placeOne(v, { zone: z => z !== sole })
-        if (result.kind === 'placed') {
-          placer.add(v, result.slot, 1)
-          placer.remove(
-            v,
-            placer.chooseRemoval(v, r => topo.zoneOf[r] === sole),
-            1
-          )
-          moved = 1
-        }
-      }
-      placer.unload(v)
-    }
-    const pending = v.target - v.placed
-    const info = pending > 0 ? this.#pendingInfo(v, pending, failure) : undefined
-    if (!samePending(v.pending, info)) v.pending = info
-    if (pending > 0) this.#pendingSets[k].add(v)
-    else this.#pendingSets[k].delete(v)
-    if (v.placed >= 2 && isConcentrated(topo, v)) this.#concentrated[k].add(v)
-    else this.#concentrated[k].delete(v)
-    return [v.placed - before + moved, moved]
-  }
-
-  #pendingInfo(v: VPodState, count: number, failure: PlaceFailure): PendingInfo {
-    const slot = v.vpod.slot
-    const tail = `${count} of ${v.target} vreplicas unplaced`
-    if (failure.kind === 'refused') {
-      const by = failure.filter ?? 'the filters'
-      return { count, reason: 'Unschedulable', message: `no dispatcher with free ${slot} slots passes ${by}: ${tail}` }
-    }
-    return { count, reason: 'InsufficientCapacity', message: `insufficient ${slot} capacity: ${tail}` }
-  }
-
-  #targetOf(vpod: VPod): number {
-    let target = vpod.vreplicas
-    for (const f of this.#plugins.limits)
-      target = Math.min(target, Math.max(0, Math.floor(f.plugin.limit!(vpod, f.args))))
-    return target
   }
 
   #change(v: VPodState): VPodChange {
@@ -386,12 +286,6 @@ export class Scheduler {
     const out = new Array<Placement>(slots.length)
     for (let i = 0; i < slots.length; i++) out[i] = { podName: ids[slots[i]!]!, vreplicas: counts[i]! }
     return out
-  }
-
-  #pendingTotal(): number {
-    let total = 0
-    for (const set of this.#pendingSets) for (const v of set) total += v.pending?.count ?? 0
-    return total
   }
 
   /** A source's placements, sorted by dispatcher ordinal; undefined for an unknown source. */
@@ -420,11 +314,7 @@ export class Scheduler {
   /** Totals: sources, dispatchers, capacity and use per slot kind, pending by reason. */
   summary(): SchedulerSummary {
     const topo = this.#topo
-    const pendingFor = (k: KindIndex, reason: PendingInfo['reason']) => {
-      let total = 0
-      for (const v of this.#pendingSets[k]) if (v.pending?.reason === reason) total += v.pending.count
-      return total
-    }
+    const pendingFor = (k: KindIndex, reason: PendingInfo['reason']) => this.#waiting.pendingCount(k, reason)
     const used: [number, number] = [0, 0]
     for (const k of [0, 1] as const) for (let s = 0; s < topo.slotCount; s++) used[k] += topo.used[k][s]!
     const byKind = (f: (k: KindIndex) => number) => ({ consumer: f(0), schedule: f(1) })
@@ -482,56 +372,8 @@ export class Scheduler {
         `the rebalance proposal is stale: computed at revision ${proposal.revision}, the scheduler is at revision ${this.#revision}`
       )
     }
-    const topo = this.#topo
     // Check the end state first, so a refused proposal changes nothing.
-    const delta = new Map<VPodState, Map<number, number>>()
-    const slotDelta: [Map<number, number>, Map<number, number>] = [new Map(), new Map()]
-    for (const move of proposal.moves) {
-      const v = this.#vpods.get(move.source)
-      const from = topo.slot(move.from)
-      const to = topo.slot(move.to)
-      const problem =
-        v === undefined || v.deleted || v.orphan
-          ? 'the source is gone'
-          : from === undefined || to === undefined || !topo.schedulable[to]
-            ? 'a dispatcher is gone or not schedulable'
-            : !Number.isSafeInteger(move.vreplicas) || move.vreplicas <= 0
-              ? 'vreplicas must be a positive integer'
-              : undefined
-      if (problem !== undefined || v === undefined || from === undefined || to === undefined) {
-        throw new ShoalError(
-          ErrorCodes.CONFLICT,
-          `rebalance move of ${move.source} from ${move.from} to ${move.to}: ${problem}`
-        )
-      }
-      const d = delta.get(v) ?? new Map<number, number>()
-      delta.set(v, d)
-      d.set(from, (d.get(from) ?? 0) - move.vreplicas)
-      d.set(to, (d.get(to) ?? 0) + move.vreplicas)
-      const sd = slotDelta[v.kind]
-      sd.set(from, (sd.get(from) ?? 0) - move.vreplicas)
-      sd.set(to, (sd.get(to) ?? 0) + move.vreplicas)
-    }
-    for (const [v, d] of delta) {
-      for (const [s, change] of d) {
-        if (v.countOn(s) + change < 0) {
-          throw new ShoalError(
-            ErrorCodes.CONFLICT,
-            `rebalance moves more of ${v.key} off ${topo.ids[s]} than it holds there`
-          )
-        }
-      }
-    }
-    for (const k of [0, 1] as const) {
-      for (const [s, change] of slotDelta[k]) {
-        if (change > 0 && topo.used[k][s]! + change > topo.cap[k][s]!) {
-          throw new ShoalError(
-            ErrorCodes.CONFLICT,
-            `rebalance would put ${topo.ids[s]} over its ${SLOT_KINDS[k]} capacity`
-          )
-        }
-      }
-    }
+    const delta = checkProposal(this.#topo, this.#vpods, proposal)
     const pass = ++this.#pass
     const changes: VPodChange[] = []
     let moved = 0
@@ -544,41 +386,10 @@ export class Scheduler {
           moved += change
         }
       }
-      if (v.placed >= 2 && isConcentrated(topo, v)) this.#concentrated[v.kind].add(v)
-      else this.#concentrated[v.kind].delete(v)
+      this.#waiting.trackZones(v)
       if (v.changedSinceSnapshot()) changes.push(this.#change(v))
       v.releaseSnapshot()
     }
-    if (changes.length > 0) this.#revision++
-    return {
-      revision: this.#revision,
-      changes,
-      stats: {
-        recomputed: delta.size,
-        changed: changes.length,
-        placed: moved,
-        removed: moved,
-        pending: this.#pendingTotal(),
-        durationMs: performance.now() - started
-      }
-    }
+    return this.#passResult(started, changes, { recomputed: delta.size, placed: moved, removed: moved })
   }
-}
-
-function isConcentrated(topo: Topology, v: VPodState): boolean {
-  const z = topo.zoneOf[v.slots[0]!]!
-  for (let i = 1; i < v.slots.length; i++) if (topo.zoneOf[v.slots[i]!] !== z) return false
-  return true
-}
-
-function checkVPod(vpod: VPod): void {
-  const problems: string[] = []
-  if (typeof vpod.key !== 'string' || vpod.key === '') problems.push('key must be a non-empty string')
-  if (vpod.slot !== 'consumer' && vpod.slot !== 'schedule') problems.push('slot must be consumer or schedule')
-  if (!Number.isSafeInteger(vpod.vreplicas) || vpod.vreplicas < 0)
-    problems.push('vreplicas must be a non-negative integer')
-  if (vpod.maxVReplicas !== undefined && (!Number.isSafeInteger(vpod.maxVReplicas) || vpod.maxVReplicas < 0)) {
-    problems.push('maxVReplicas must be a non-negative integer')
-  }
-  if (problems.length > 0) throw new ShoalError(ErrorCodes.USAGE, `source ${String(vpod.key)}: ${problems.join('; ')}`)
 }
