@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { MemoryReleaser, reduceMemory } from '../../src/dispatcher/memory-release.ts'
 import type { MemoryRelease } from '../../src/dispatcher/memory-release.ts'
-import { eventually } from '../helpers/controllers.ts'
+import { eventually } from '../helpers/wait.ts'
 
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
 
