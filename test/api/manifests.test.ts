@@ -65,7 +65,7 @@ describe('parseManifests', () => {
     assert.deepEqual(parseManifests('a: é\n', { maxBytes: 8 }), [{ a: 'é' }])
   })
 
-  it('refuses a billion laughs quickly', () => {
+  it('refuses a billion laughs without expanding it', () => {
     const lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
     for (const [prev, next] of [
       ['a', 'b'],
@@ -79,9 +79,9 @@ describe('parseManifests', () => {
     ]) {
       lines.push(`${next}: &${next} [${Array(9).fill(`*${prev}`).join(',')}]`)
     }
-    const started = process.hrtime.bigint()
-    catchShoal(() => parseManifests(lines.join('\n')), 'SHOAL_TOO_LARGE')
-    assert.ok(process.hrtime.bigint() - started < 2_000_000_000n)
+    // 9^9 strings if expanded: the parser counts the aliases instead and refuses before expanding them.
+    const error = catchShoal(() => parseManifests(lines.join('\n')), 'SHOAL_TOO_LARGE')
+    assert.match(error.message, /too many aliases/)
   })
 
   it('does not let __proto__ keys touch prototypes', () => {

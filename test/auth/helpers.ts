@@ -4,7 +4,7 @@ import { Consumer } from '@platformatic/kafka'
 import { IsolationLevels } from '../../src/kafka/index.ts'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { bootstrapBrokers } from '../helpers/kafka.ts'
+import { brokers } from '../helpers/kafka.ts'
 
 export const tokens = {
   internal: 'internal-token-0123456789abcdef',
@@ -79,7 +79,7 @@ export async function call(
 export async function storeEnd(prefix: string): Promise<string> {
   const consumer = new Consumer({
     clientId: 'shoal-test-store-end',
-    bootstrapBrokers: bootstrapBrokers(),
+    bootstrapBrokers: brokers(),
     groupId: 'shoal-test-store-end-unused'
   })
   try {

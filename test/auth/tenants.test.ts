@@ -3,8 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { eventually, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import { startControllerProcess } from '../helpers/controllers.ts'
 import type { ControllerProcess } from '../helpers/controllers.ts'
+import { uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 import { call, kafkaSource, ksPath, storeEnd, tokens, writeTokensFile } from './helpers.ts'
 
 // Two controller replicas in multi-tenant mode over the real Kafka: team-a must be refused on every verb
@@ -12,7 +14,7 @@ import { call, kafkaSource, ksPath, storeEnd, tokens, writeTokensFile } from './
 // the replicas keep working and an admin can do everything.
 
 const directory = mkdtempSync(join(tmpdir(), 'shoal-tenants-'))
-const prefix = uniquePrefix('tenants')
+const prefix = uniqueName('tenants')
 let one: ControllerProcess
 let two: ControllerProcess
 

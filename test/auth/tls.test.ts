@@ -5,8 +5,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { Agent, request } from 'undici'
-import { eventually, shoalBin, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import { startControllerProcess } from '../helpers/controllers.ts'
 import type { ControllerProcess } from '../helpers/controllers.ts'
+import { uniqueName } from '../helpers/kafka.ts'
+import { shoalBin } from '../helpers/processes.ts'
+import { eventually } from '../helpers/wait.ts'
 import { kafkaSource, ksPath, tokens, writeTokensFile } from './helpers.ts'
 
 // Two replicas serving HTTPS with one self-signed certificate, in multi-tenant mode: writes forwarded between
@@ -15,7 +18,7 @@ import { kafkaSource, ksPath, tokens, writeTokensFile } from './helpers.ts'
 const directory = mkdtempSync(join(tmpdir(), 'shoal-tls-'))
 const cert = join(directory, 'cert.pem')
 const key = join(directory, 'key.pem')
-const prefix = uniquePrefix('tls')
+const prefix = uniqueName('tls')
 let one: ControllerProcess
 let two: ControllerProcess
 let agent: Agent

@@ -6,7 +6,9 @@ import { createServer } from 'node:http'
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Producer } from '@platformatic/kafka'
-import { brokers, http, shoalBin } from '../helpers/controllers.ts'
+import { http } from '../helpers/http.ts'
+import { brokers } from '../helpers/kafka.ts'
+import { shoalBin } from '../helpers/processes.ts'
 
 export const KS = '/apis/sources.knative.dev/v1beta1/namespaces/default/kafkasources'
 
@@ -54,7 +56,7 @@ export async function countingSink(): Promise<CountingSink> {
 /** Produces records and remembers their ce-ids (`partition:P/offset:O`, as the KafkaSource maps them). */
 export class RecordingProducer {
   readonly produced = new Set<string>()
-  readonly #producer = new Producer({ clientId: 'as-test', bootstrapBrokers: brokers().split(','), idempotent: true })
+  readonly #producer = new Producer({ clientId: 'as-test', bootstrapBrokers: brokers(), idempotent: true })
 
   async produce(topic: string, partitions: number, n: number): Promise<string[]> {
     const messages = Array.from({ length: n }, (_, i) => ({
@@ -121,7 +123,7 @@ export function kafkaSource(
   return (
     `apiVersion: sources.knative.dev/v1beta1\nkind: KafkaSource\nmetadata:\n  name: ${name}\n` +
     (annotations ? `  annotations:\n${annotations}` : '') +
-    `spec:\n  bootstrapServers: [${brokers()}]\n  topics: [${topic}]\n` +
+    `spec:\n  bootstrapServers: [${brokers().join(',')}]\n  topics: [${topic}]\n` +
     (options.consumers === undefined ? '' : `  consumers: ${options.consumers}\n`) +
     `  initialOffset: ${options.initialOffset ?? 'latest'}\n  ordering: unordered\n  sink: {uri: "${sink}"}\n`
   )

@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { ensureTopics } from '../../src/kafka/index.ts'
-import { brokers, eventually, http, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import { startControllerProcess } from '../helpers/controllers.ts'
 import type { ControllerProcess } from '../helpers/controllers.ts'
+import { http } from '../helpers/http.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
+import { describeGroup } from '../source/helpers.ts'
 import { startDispatcherProcess } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
-import { describeGroup } from '../source/helpers.ts'
 import { KS, RecordingProducer, cli, condition, countingSink, kafkaSource, sourceAt } from './harness.ts'
 import type { CountingSink } from './harness.ts'
 
@@ -20,7 +23,7 @@ async function totalLag(server: string, name: string): Promise<number> {
 }
 
 describe('operating a KafkaSource', () => {
-  const prefix = uniquePrefix('operate')
+  const prefix = uniqueName('operate')
   const topic = `${prefix}-topic`
   let sink: CountingSink
   let producer: RecordingProducer
@@ -28,7 +31,7 @@ describe('operating a KafkaSource', () => {
   let dispatcher: DispatcherProcess
 
   before(async () => {
-    await ensureTopics({ brokers: brokers().split(','), clientId: 'operate' }, [
+    await ensureTopics({ brokers: brokers(), clientId: 'operate' }, [
       { name: topic, partitions: PARTITIONS, configs: {} }
     ])
     sink = await countingSink()

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ensureTopics } from '../../src/kafka/index.ts'
-import { brokers, eventually, http, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import { startControllerProcess } from '../helpers/controllers.ts'
+import { http } from '../helpers/http.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 import { startDispatcherProcess } from '../helpers/dispatchers.ts'
 import { KS, RecordingProducer, cli, condition, countingSink, kafkaSource, sourceAt } from './harness.ts'
 
@@ -9,11 +12,9 @@ const LIVENESS = ['--liveness-timeout', '3s']
 
 describe('an autoscaled KafkaSource', () => {
   it('goes to 0 vreplicas after its cooldown, and one record wakes it and reaches the sink', async () => {
-    const prefix = uniquePrefix('zero')
+    const prefix = uniqueName('zero')
     const topic = `${prefix}-topic`
-    await ensureTopics({ brokers: brokers().split(','), clientId: 'zero' }, [
-      { name: topic, partitions: 3, configs: {} }
-    ])
+    await ensureTopics({ brokers: brokers(), clientId: 'zero' }, [{ name: topic, partitions: 3, configs: {} }])
     const sink = await countingSink()
     const producer = new RecordingProducer()
     const controller = await startControllerProcess(prefix, LIVENESS)

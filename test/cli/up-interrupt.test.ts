@@ -7,7 +7,9 @@ import { describe, it } from 'node:test'
 import { Producer } from '@platformatic/kafka'
 import { ensureTopics } from '../../src/kafka/index.ts'
 import { KS, countingSink } from '../autoscale/harness.ts'
-import { captureOutput, eventually, http, shoalBin } from '../helpers/controllers.ts'
+import { http } from '../helpers/http.ts'
+import { captureOutput, shoalBin } from '../helpers/processes.ts'
+import { eventually } from '../helpers/wait.ts'
 
 /** Processes whose command line mentions `text` (Linux /proc). */
 function processesMentioning(text: string): number[] {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { describe, it } from 'node:test'
-import { shoalBin } from '../helpers/controllers.ts'
+import { shoalBin } from '../helpers/processes.ts'
 
 /** `shoal controller ARGS`: refused flags exit 2 before anything connects, so no broker is needed. */
 function controller(...args: string[]): Promise<{ code: number; stderr: string }> {

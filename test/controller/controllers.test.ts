@@ -6,8 +6,12 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { promisify } from 'node:util'
 import * as examples from '../api/knative-examples.ts'
-import { eventually, http, shoalBin, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import { startControllerProcess } from '../helpers/controllers.ts'
 import type { ControllerProcess } from '../helpers/controllers.ts'
+import { http } from '../helpers/http.ts'
+import { uniqueName } from '../helpers/kafka.ts'
+import { shoalBin } from '../helpers/processes.ts'
+import { eventually } from '../helpers/wait.ts'
 
 const run = promisify(execFile)
 const KS = '/apis/sources.knative.dev/v1beta1/namespaces/default/kafkasources'
@@ -37,7 +41,7 @@ async function shoal(server: string, ...args: string[]): Promise<{ code: number;
 }
 
 describe('controllers on the Kafka log', () => {
-  const prefix = uniquePrefix('ctl')
+  const prefix = uniqueName('ctl')
   let a: ControllerProcess
   let b: ControllerProcess
 

@@ -7,7 +7,8 @@ import { LogTailer, ensureTopics } from '../../src/kafka/index.ts'
 import { loadSchedulerConfig } from '../../src/scheduler/index.ts'
 import { ResourceStore, decodeValue } from '../../src/store/index.ts'
 import type { ContractRecord } from '../../src/store/index.ts'
-import { brokers, eventually, uniquePrefix } from '../helpers/controllers.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 
 /** A fixed pool of two live dispatchers: what this test exercises is the leaders' fencing, not liveness. */
 const members: MembersSource = {
@@ -31,9 +32,9 @@ const members: MembersSource = {
 
 describe('a deposed scheduler leader', () => {
   it('cannot change any contract once a new leader took over', async () => {
-    const prefix = uniquePrefix('deposed')
+    const prefix = uniqueName('deposed')
     const topic = `${prefix}-topic`
-    const connection = { brokers: brokers().split(','), clientId: 'deposed' }
+    const connection = { brokers: brokers(), clientId: 'deposed' }
     await ensureTopics(connection, [{ name: topic, partitions: 12, configs: {} }])
     const store = await ResourceStore.open({
       connection,
@@ -125,9 +126,9 @@ describe('a scheduler leader whose term is fenced while it still owns bucket 0',
     // bucket 0 back in the rebalance after it woke, kept its term, found on its first append that the leader of
     // the generation it missed had fenced it — and led with no term, placing nothing, until the next rebalance.
     // Here a term of another process plays that leader, then goes away.
-    const prefix = uniquePrefix('retake')
+    const prefix = uniqueName('retake')
     const topic = `${prefix}-topic`
-    const connection = { brokers: brokers().split(','), clientId: 'retake' }
+    const connection = { brokers: brokers(), clientId: 'retake' }
     await ensureTopics(connection, [{ name: topic, partitions: 12, configs: {} }])
     const store = await ResourceStore.open({
       connection,

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { eventually, http, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import { startControllerProcess } from '../helpers/controllers.ts'
+import { http } from '../helpers/http.ts'
+import { uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 
 const KS = '/apis/sources.knative.dev/v1beta1/namespaces/default/kafkasources'
 const source = (name: string) =>
@@ -8,7 +11,7 @@ const source = (name: string) =>
 
 describe('controller failover', () => {
   it('a SIGKILLed replica’s buckets move to the survivor, and writes keep working', async () => {
-    const prefix = uniquePrefix('failover')
+    const prefix = uniqueName('failover')
     const [a, b] = await Promise.all([startControllerProcess(prefix), startControllerProcess(prefix)])
     try {
       await eventually(
@@ -52,7 +55,7 @@ describe('controller failover', () => {
   })
 
   it('a restarted controller serves the same resources with the same resourceVersions', async () => {
-    const prefix = uniquePrefix('restart')
+    const prefix = uniqueName('restart')
     const first = await startControllerProcess(prefix)
     const created = await http('POST', `${first.url}${KS}`, source('kept'))
     assert.equal(created.status, 201)

@@ -2,12 +2,15 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { Admin, Producer } from '@platformatic/kafka'
 import { ensureTopics } from '../../src/kafka/index.ts'
-import { brokers, eventually, http, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import { startControllerProcess } from '../helpers/controllers.ts'
+import { http } from '../helpers/http.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 
 const KS = '/apis/sources.knative.dev/v1beta1/namespaces/default/kafkasources'
 
 async function committedOffsets(group: string, topic: string): Promise<bigint[]> {
-  const admin = new Admin({ clientId: 'io-test', bootstrapBrokers: brokers().split(',') })
+  const admin = new Admin({ clientId: 'io-test', bootstrapBrokers: brokers() })
   try {
     const [result] = await admin.listConsumerGroupOffsets({
       groups: [{ groupId: group, topics: [{ name: topic, partitionIndexes: [0, 1, 2] }] }]
@@ -21,12 +24,10 @@ async function committedOffsets(group: string, topic: string): Promise<bigint[]>
 
 describe('initial offsets', () => {
   it('are committed when a KafkaSource is created, at latest or earliest, before any consumer runs', async () => {
-    const prefix = uniquePrefix('offsets')
+    const prefix = uniqueName('offsets')
     const topic = `${prefix}-topic`
-    await ensureTopics({ brokers: brokers().split(','), clientId: 'io-test' }, [
-      { name: topic, partitions: 3, configs: {} }
-    ])
-    const producer = new Producer({ clientId: 'io-test', bootstrapBrokers: brokers().split(','), idempotent: true })
+    await ensureTopics({ brokers: brokers(), clientId: 'io-test' }, [{ name: topic, partitions: 3, configs: {} }])
+    const producer = new Producer({ clientId: 'io-test', bootstrapBrokers: brokers(), idempotent: true })
     await producer.send({
       acks: -1,
       messages: [0, 1, 2, 0, 1].map((partition, i) => ({ topic, partition, value: Buffer.from(`r${i}`) }))
@@ -40,7 +41,7 @@ describe('initial offsets', () => {
         const created = await http(
           'POST',
           `${controller.url}${KS}`,
-          `apiVersion: sources.knative.dev/v1beta1\nkind: KafkaSource\nmetadata: {name: ${name}}\nspec:\n  bootstrapServers: [${brokers()}]\n  topics: [${topic}]\n  consumers: 0\n  initialOffset: ${initialOffset}\n  sink: {uri: "http://127.0.0.1:9/"}\n`
+          `apiVersion: sources.knative.dev/v1beta1\nkind: KafkaSource\nmetadata: {name: ${name}}\nspec:\n  bootstrapServers: [${brokers().join(',')}]\n  topics: [${topic}]\n  consumers: 0\n  initialOffset: ${initialOffset}\n  sink: {uri: "http://127.0.0.1:9/"}\n`
         )
         assert.equal(created.status, 201, JSON.stringify(created.body))
         const source = await eventually(
@@ -59,7 +60,7 @@ describe('initial offsets', () => {
       await http(
         'POST',
         `${controller.url}${KS}`,
-        `apiVersion: sources.knative.dev/v1beta1\nkind: KafkaSource\nmetadata: {name: missing}\nspec:\n  bootstrapServers: [${brokers()}]\n  topics: [${topic}-missing]\n  sink: {uri: "http://127.0.0.1:9/"}\n`
+        `apiVersion: sources.knative.dev/v1beta1\nkind: KafkaSource\nmetadata: {name: missing}\nspec:\n  bootstrapServers: [${brokers().join(',')}]\n  topics: [${topic}-missing]\n  sink: {uri: "http://127.0.0.1:9/"}\n`
       )
       const missing = await eventually(
         async () => {

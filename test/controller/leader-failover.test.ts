@@ -4,8 +4,11 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
 import { ensureTopics } from '../../src/kafka/index.ts'
-import { brokers, eventually, http, replicas, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import { replicas, startControllerProcess } from '../helpers/controllers.ts'
 import type { ControllerProcess } from '../helpers/controllers.ts'
+import { http } from '../helpers/http.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 import { startDispatcherProcess } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
 import { KS, RecordingProducer, cli, condition, kafkaSource, sourceAt } from '../autoscale/harness.ts'
@@ -20,9 +23,9 @@ const AUTOSCALED = new Set([0, 1])
 describe('the scheduler leader SIGKILLed mid-stream', () => {
   // Fifty groups joining and rebalancing through a failover: more than the suite's default 120 s per test.
   it('is replaced, every source is Ready again, and no record is lost', { timeout: 300_000 }, async () => {
-    const prefix = uniquePrefix('leader-kill')
+    const prefix = uniqueName('leader-kill')
     const topic = `${prefix}-topic`
-    await ensureTopics({ brokers: brokers().split(','), clientId: 'leader-kill' }, [
+    await ensureTopics({ brokers: brokers(), clientId: 'leader-kill' }, [
       { name: topic, partitions: PARTITIONS, configs: {} }
     ])
     // One sink; each source posts to its own path, so a delivery is (source, ce-id).

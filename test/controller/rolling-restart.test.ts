@@ -2,8 +2,11 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ensureTopics } from '../../src/kafka/index.ts'
 import { KS, RecordingProducer, condition, countingSink, kafkaSource, sourceAt } from '../autoscale/harness.ts'
-import { brokers, eventually, http, replicas, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import { replicas, startControllerProcess } from '../helpers/controllers.ts'
 import type { ControllerProcess } from '../helpers/controllers.ts'
+import { http } from '../helpers/http.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 import { startDispatcherProcess } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
 
@@ -15,9 +18,9 @@ const PARTITIONS = 4
 // is down, and after it is back, reach the sink before the next restart; at the end none is missing.
 describe('a rolling restart of every controller', () => {
   it('does not interrupt delivery and loses no record', async () => {
-    const prefix = uniquePrefix('rolling')
+    const prefix = uniqueName('rolling')
     const topic = `${prefix}-topic`
-    await ensureTopics({ brokers: brokers().split(','), clientId: 'rolling' }, [
+    await ensureTopics({ brokers: brokers(), clientId: 'rolling' }, [
       { name: topic, partitions: PARTITIONS, configs: {} }
     ])
     const sink = await countingSink()

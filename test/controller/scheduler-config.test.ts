@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { promisify } from 'node:util'
-import { brokers, shoalBin, uniquePrefix } from '../helpers/controllers.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { shoalBin } from '../helpers/processes.ts'
 
 const run = promisify(execFile)
 
@@ -21,11 +22,11 @@ describe('the scheduler config of a controller', () => {
       shoalBin,
       'controller',
       '--kafka',
-      brokers(),
+      brokers().join(','),
       '--port',
       '0',
       '--prefix',
-      uniquePrefix('config'),
+      uniqueName('config'),
       '--scheduler-config',
       file
     ]

@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { ensureTopics } from '../../src/kafka/index.ts'
-import { brokers, eventually, http, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import { startControllerProcess } from '../helpers/controllers.ts'
 import type { ControllerProcess } from '../helpers/controllers.ts'
+import { http } from '../helpers/http.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 import { startDispatcherProcess } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
 
@@ -19,7 +22,7 @@ interface Source {
 }
 
 const source = (name: string, topic: string, consumers: number) =>
-  `apiVersion: sources.knative.dev/v1beta1\nkind: KafkaSource\nmetadata: {name: ${name}}\nspec:\n  bootstrapServers: [${brokers()}]\n  topics: [${topic}]\n  consumers: ${consumers}\n  sink: {uri: "http://127.0.0.1:9/"}\n`
+  `apiVersion: sources.knative.dev/v1beta1\nkind: KafkaSource\nmetadata: {name: ${name}}\nspec:\n  bootstrapServers: [${brokers().join(',')}]\n  topics: [${topic}]\n  consumers: ${consumers}\n  sink: {uri: "http://127.0.0.1:9/"}\n`
 
 const condition = (s: Source, type: string) => s.status.conditions.find(c => c.type === type)
 
@@ -35,16 +38,14 @@ async function allScheduled(url: string, count: number): Promise<Source[] | unde
 }
 
 describe('scheduling KafkaSources on dispatchers across zones', () => {
-  const prefix = uniquePrefix('sched')
+  const prefix = uniqueName('sched')
   const topic = `${prefix}-topic`
   let controller: ControllerProcess
   const dispatchers = new Map<string, DispatcherProcess>()
   const zoneOf = new Map<string, string>()
 
   before(async () => {
-    await ensureTopics({ brokers: brokers().split(','), clientId: 'sched-test' }, [
-      { name: topic, partitions: 12, configs: {} }
-    ])
+    await ensureTopics({ brokers: brokers(), clientId: 'sched-test' }, [{ name: topic, partitions: 12, configs: {} }])
     controller = await startControllerProcess(prefix, LIVENESS)
     const zones = ['a', 'b', 'c']
     await Promise.all(
@@ -211,11 +212,9 @@ describe('scheduling KafkaSources on dispatchers across zones', () => {
 
 describe('scheduling with too little capacity', () => {
   it('keeps the surplus pending with a clear condition, and places it when a dispatcher joins', async () => {
-    const prefix = uniquePrefix('pending')
+    const prefix = uniqueName('pending')
     const topic = `${prefix}-topic`
-    await ensureTopics({ brokers: brokers().split(','), clientId: 'pending-test' }, [
-      { name: topic, partitions: 12, configs: {} }
-    ])
+    await ensureTopics({ brokers: brokers(), clientId: 'pending-test' }, [{ name: topic, partitions: 12, configs: {} }])
     const controller = await startControllerProcess(prefix, LIVENESS)
     const started: DispatcherProcess[] = []
     try {

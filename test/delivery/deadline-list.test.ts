@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { DeadlineList } from '../../src/delivery/deadline-list.ts'
 import type { Deadline } from '../../src/delivery/deadline-list.ts'
-import { eventually } from '../helpers/controllers.ts'
+import { eventually } from '../helpers/wait.ts'
 
 function node(name: string, expired: string[]): Deadline {
   return { deadlineAt: 0, prevDeadline: undefined, nextDeadline: undefined, expire: () => expired.push(name) }

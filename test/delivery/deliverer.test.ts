@@ -17,7 +17,8 @@ import type {
 import { Deliverer, DeliveryCounters, recordToEvent, resolveDeliveryPolicy } from '../../src/delivery/index.ts'
 import type { DeliverySpec } from '../../src/api/index.ts'
 import type { Answer, Received, Script, TestSink } from './sink-server.ts'
-import { gate, startSink, unreachableUrl, until } from './sink-server.ts'
+import { gate, startSink, unreachableUrl } from './sink-server.ts'
+import { eventually } from '../helpers/wait.ts'
 
 const source = { namespace: 'shop', name: 'orders' }
 const open: { close(): Promise<void> }[] = []
@@ -368,7 +369,12 @@ describe('Deliverer: the delivery spec', () => {
           d.deliver(mapped({ offset: BigInt(i) }), target(failing.url, { backoffDelay: 'PT1H' }), controller.signal)
         )
       ]
-      await until(() => held.pending() === 1 && failing.received.length === 20, 'one held, twenty backing off')
+      await eventually(
+        () => held.pending() === 1 && failing.received.length === 20,
+        10_000,
+        'one held, twenty backing off',
+        5
+      )
       controller.abort()
       const outcomes = await Promise.all(deliveries)
       hold.open()
@@ -394,7 +400,12 @@ describe('Deliverer: the delivery spec', () => {
     const wire = new AbortController()
     const onWire = d.deliver(mapped({ offset: 1n }), target(held.url, {}), stop.signal, wire.signal)
     const queued = d.deliver(mapped({ offset: 2n }), target(held.url, {}), stop.signal, wire.signal)
-    await until(() => held.pending() === 1 && d.load.queued === 1, 'one on the wire, one waiting for the slot')
+    await eventually(
+      () => held.pending() === 1 && d.load.queued === 1,
+      10_000,
+      'one on the wire, one waiting for the slot',
+      5
+    )
     stop.abort()
     assert.deepEqual(await queued, { kind: 'aborted', attempts: 0, deadLetterAttempts: 0 })
     hold.open()
@@ -410,7 +421,7 @@ describe('Deliverer: the delivery spec', () => {
     assert.deepEqual(await cut, { kind: 'aborted', attempts: 0, deadLetterAttempts: 0 }, 'already stopped: not sent')
     const fresh = new AbortController()
     const onWireToo = d.deliver(mapped({ offset: 4n }), target(stuck.url, {}), fresh.signal, wire.signal)
-    await until(() => stuck.pending() === 1, 'on the wire')
+    await eventually(() => stuck.pending() === 1, 10_000, 'on the wire', 5)
     fresh.abort()
     wire.abort()
     assert.deepEqual(await onWireToo, { kind: 'aborted', attempts: 0, deadLetterAttempts: 0 })
@@ -459,7 +470,7 @@ describe('Deliverer: connections', () => {
     const deliveries = Array.from({ length: 30 }, (_, i) =>
       d.deliver(mapped({ offset: BigInt(i) }), target(s.url, {}, undefined, `KafkaSource/shop/s${i % 5}`))
     )
-    await until(() => s.pending() === 4 && d.load.queued === 26, 'four requests held, the rest queued')
+    await eventually(() => s.pending() === 4 && d.load.queued === 26, 10_000, 'four requests held, the rest queued', 5)
     assert.equal(s.connections.open, 4)
     hold.open()
     const outcomes = await Promise.all(deliveries)
@@ -479,14 +490,14 @@ describe('Deliverer: connections', () => {
     const hog = Array.from({ length: 10 }, (_, i) =>
       d.deliver(mapped({ offset: BigInt(i) }), target(s.url, {}, undefined, 'KafkaSource/shop/hog'))
     )
-    await until(() => s.pending() === 1, 'the first hog request at the sink')
+    await eventually(() => s.pending() === 1, 10_000, 'the first hog request at the sink', 5)
     const small = d.deliver(mapped({ offset: 100n }), target(s.url, {}, undefined, 'KafkaSource/shop/small'))
-    await until(() => d.load.queued === 10, 'both sources queued')
+    await eventually(() => d.load.queued === 10, 10_000, 'both sources queued', 5)
     while (s.received.length < 11) {
       const current = release
       release = gate()
       current.open()
-      await until(() => s.pending() === 1 || s.received.length === 11, 'the next request')
+      await eventually(() => s.pending() === 1 || s.received.length === 11, 10_000, 'the next request', 5)
     }
     release.open()
     await Promise.all([...hog, small])

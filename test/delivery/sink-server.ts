@@ -99,15 +99,6 @@ export async function unreachableUrl(): Promise<string> {
   return `http://127.0.0.1:${port}/`
 }
 
-/** Resolves once `check` holds, polling each turn of the event loop; fails after `timeoutMs`. */
-export async function until(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise(resolve => setTimeout(resolve, 5))
-  }
-}
-
 /** A promise with its resolve function, to hold a sink's answers until the test lets them go. */
 export function gate(): { readonly promise: Promise<void>; readonly open: () => void } {
   let open = (): void => {}

@@ -5,7 +5,7 @@ import { once } from 'node:events'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { after, describe, it } from 'node:test'
-import { brokers, uniquePrefix } from '../helpers/controllers.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
 import { TEST_BUCKETS, TEST_LIVENESS_MS, memberWhere, testFollower } from './helpers.ts'
 
 const main = fileURLToPath(new URL('./fixtures/dispatcher-main.ts', import.meta.url))
@@ -40,7 +40,7 @@ async function startDispatcherProcess(
 ): Promise<DispatcherProcess> {
   const started = spawnDispatcher([
     '--kafka',
-    brokers(),
+    brokers().join(','),
     '--prefix',
     prefix,
     '--buckets',
@@ -82,7 +82,7 @@ describe('shoal dispatcher', () => {
   })
 
   it('is declared dead after the liveness timeout when killed, and gone at once when stopped', async () => {
-    const prefix = uniquePrefix('cmd')
+    const prefix = uniqueName('cmd')
     const [killed, stopped] = await Promise.all([
       startDispatcherProcess(prefix, 'dispatcher-0'),
       startDispatcherProcess(prefix, 'dispatcher-1')
@@ -110,7 +110,7 @@ describe('shoal dispatcher', () => {
   })
 
   it('exits 1 when a newer process starts with its id', async () => {
-    const prefix = uniquePrefix('cmd-twins')
+    const prefix = uniqueName('cmd-twins')
     const older = await startDispatcherProcess(prefix, 'dispatcher-2')
     processes.push(older.child)
     const newer = await startDispatcherProcess(prefix, 'dispatcher-2')
@@ -125,7 +125,7 @@ describe('shoal dispatcher', () => {
   it('names a wrong argument in one line and exits 2', async () => {
     const started = spawnDispatcher([
       '--kafka',
-      brokers(),
+      brokers().join(','),
       '--id',
       'dispatcher-1',
       '--zone',
@@ -137,7 +137,7 @@ describe('shoal dispatcher', () => {
     ])
     assert.equal(await started.exited, 2)
     assert.equal(started.stderr(), 'shoal dispatcher: --capacity must be an integer >= 0, not "x"\n')
-    const missing = spawnDispatcher(['--kafka', brokers(), '--capacity', '1'], {
+    const missing = spawnDispatcher(['--kafka', brokers().join(','), '--capacity', '1'], {
       POD_NAME: '',
       HOSTNAME: 'laptop',
       SHOAL_ZONE: ''

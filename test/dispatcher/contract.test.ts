@@ -3,7 +3,8 @@ import { once } from 'node:events'
 import { after, describe, it } from 'node:test'
 import { contractPartitionOf } from '../../src/dispatcher/index.ts'
 import type { ContractChange } from '../../src/dispatcher/index.ts'
-import { eventually, uniquePrefix } from '../helpers/controllers.ts'
+import { uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 import { ContractWriter, TEST_BUCKETS, memberWhere, testDispatcher, testFollower } from './helpers.ts'
 
 const placement = { slot: 'consumer', vreplicas: 3, resourceVersion: '42', epoch: 1 } as const
@@ -23,7 +24,7 @@ describe('dispatcher contracts', () => {
   })
 
   it('follows its contract: a placement appears, changes its heartbeat, and goes on its tombstone', async () => {
-    const prefix = uniquePrefix('contract')
+    const prefix = uniqueName('contract')
     const dispatcher = await testDispatcher(prefix, 'dispatcher-1')
     cleanup.push(() => dispatcher.close())
     const writer = new ContractWriter(prefix)
@@ -63,7 +64,7 @@ describe('dispatcher contracts', () => {
   })
 
   it('reads its contract from the start of its partition when it starts again', async () => {
-    const prefix = uniquePrefix('restart')
+    const prefix = uniqueName('restart')
     const first = await testDispatcher(prefix, 'dispatcher-4')
     const writer = new ContractWriter(prefix)
     cleanup.push(() => writer.close())

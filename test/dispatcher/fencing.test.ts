@@ -5,7 +5,7 @@ import { startDispatcher } from '../../src/dispatcher/index.ts'
 import type { RunningDispatcher } from '../../src/dispatcher/index.ts'
 import { startEmbeddedKafka } from '../../src/kafka/index.ts'
 import type { EmbeddedKafka } from '../../src/kafka/index.ts'
-import { uniquePrefix } from '../helpers/controllers.ts'
+import { uniqueName } from '../helpers/kafka.ts'
 import { ContractWriter, TEST_BUCKETS, TEST_LIVENESS_MS } from './helpers.ts'
 
 // A broker of its own, frozen with SIGSTOP: to the dispatcher, Kafka is cut off mid-request (no connection
@@ -32,7 +32,7 @@ describe('dispatcher self-fencing', () => {
   })
 
   it('stops its contract when it cannot heartbeat, and runs it again once heartbeats get through', async () => {
-    const prefix = uniquePrefix('fence')
+    const prefix = uniqueName('fence')
     dispatcher = await startDispatcher({
       brokers: kafka.bootstrapBrokers,
       prefix,

@@ -15,7 +15,8 @@ import type { HeartbeaterOptions } from '../../src/dispatcher/heartbeater.ts'
 import { ensureTopics, startEmbeddedKafka } from '../../src/kafka/index.ts'
 import type { EmbeddedKafka } from '../../src/kafka/index.ts'
 import { storeNames } from '../../src/store/index.ts'
-import { brokers, eventually, uniquePrefix } from '../helpers/controllers.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 
 const record: HeartbeaterOptions['record'] = () => ({
   id: 'dispatcher-0',
@@ -45,13 +46,11 @@ describe('the heartbeater', () => {
   it('gets its heartbeats through again when its first bootstrap broker answers nothing', async () => {
     silent.listen(0, '127.0.0.1')
     await once(silent, 'listening')
-    const topic = storeNames(uniquePrefix('heartbeat')).membersTopic
-    await ensureTopics({ brokers: brokers().split(','), clientId: 'test' }, [
-      { name: topic, partitions: 1, configs: {} }
-    ])
+    const topic = storeNames(uniqueName('heartbeat')).membersTopic
+    await ensureTopics({ brokers: brokers(), clientId: 'test' }, [{ name: topic, partitions: 1, configs: {} }])
     const heartbeater = new Heartbeater({
       connection: {
-        brokers: [`127.0.0.1:${(silent.address() as AddressInfo).port}`, ...brokers().split(',')],
+        brokers: [`127.0.0.1:${(silent.address() as AddressInfo).port}`, ...brokers()],
         clientId: 'test-heartbeater'
       },
       topic,
@@ -91,14 +90,19 @@ describe('the heartbeater on a leader cut off from its followers', () => {
 
   it('goes stale: a heartbeat only the leader holds is not one the controllers can read', async () => {
     kafka = await startEmbeddedKafka({ brokers: 3, port: 0 })
-    const topic = storeNames(uniquePrefix('heartbeat-isr')).membersTopic
+    const topic = storeNames(uniqueName('heartbeat-isr')).membersTopic
     const all = [...kafka.bootstrapBrokers]
     await ensureTopics({ brokers: all, clientId: 'test' }, [{ name: topic, partitions: 1, configs: {} }])
     const admin = new Admin({ clientId: 'test-admin', bootstrapBrokers: all })
-    const leader = await eventually(async () => {
-      const partition = (await admin.metadata({ topics: [topic], forceUpdate: true })).topics.get(topic)?.partitions[0]
-      return partition && partition.leader > 0 && partition.isr.length === 3 ? partition.leader : undefined
-    }, 60_000)
+    const leader = await eventually(
+      async () => {
+        const partition = (await admin.metadata({ topics: [topic], forceUpdate: true })).topics.get(topic)
+          ?.partitions[0]
+        return partition && partition.leader > 0 && partition.isr.length === 3 ? partition.leader : undefined
+      },
+      60_000,
+      'a leader with all three replicas in sync'
+    )
     await admin.close()
     const leaderBroker = kafka.brokers.find(b => b.nodeId === leader)!
     const heartbeater = new Heartbeater({

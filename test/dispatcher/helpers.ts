@@ -5,7 +5,8 @@ import { MembersFollower, contractPartitionOf, startDispatcher } from '../../src
 import type { DispatcherOptions, MemberStatus, RunningDispatcher } from '../../src/dispatcher/index.ts'
 import { contractKey, encodeValue, schemaHeaders, storeNames } from '../../src/store/index.ts'
 import type { ContractRecord } from '../../src/store/index.ts'
-import { brokers, eventually } from '../helpers/controllers.ts'
+import { brokers } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 
 /** Short enough for tests to see a dispatcher die, long enough for a loaded CI machine not to flap. */
 export const TEST_LIVENESS_MS = 3_000
@@ -18,7 +19,7 @@ export function testDispatcher(
   extra: Partial<DispatcherOptions> = {}
 ): Promise<RunningDispatcher> {
   return startDispatcher({
-    brokers: brokers().split(','),
+    brokers: brokers(),
     prefix,
     buckets: TEST_BUCKETS,
     id,
@@ -32,7 +33,7 @@ export function testDispatcher(
 
 export async function testFollower(prefix: string, livenessTimeoutMs = TEST_LIVENESS_MS): Promise<MembersFollower> {
   const follower = new MembersFollower({
-    connection: { brokers: brokers().split(','), clientId: `follower-${prefix}` },
+    connection: { brokers: brokers(), clientId: `follower-${prefix}` },
     prefix,
     livenessTimeoutMs
   })
@@ -62,7 +63,7 @@ export class ContractWriter {
   readonly #producer: Producer
   readonly #topic: string
 
-  constructor(prefix: string, bootstrap: readonly string[] = brokers().split(',')) {
+  constructor(prefix: string, bootstrap: readonly string[] = brokers()) {
     this.#topic = storeNames(prefix).contractsTopic
     this.#producer = new Producer({
       clientId: `contracts-${prefix}`,

@@ -15,18 +15,14 @@ import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import type { TestContext } from 'node:test'
 import { Kafka, logLevel } from 'kafkajs'
-import {
-  brokers,
-  eventually,
-  http,
-  scaleKafkaSource,
-  startControllerProcess,
-  uniquePrefix
-} from '../helpers/controllers.ts'
+import { scaleKafkaSource, startControllerProcess } from '../helpers/controllers.ts'
 import type { ControllerProcess } from '../helpers/controllers.ts'
+import { http } from '../helpers/http.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
+import { committedOffsets, createTopic, describeGroup, endOffsets } from '../source/helpers.ts'
 import { startDispatcherProcess } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
-import { committedOffsets, createTopic, describeGroup, endOffsets } from '../source/helpers.ts'
 
 const KS = '/apis/sources.knative.dev/v1beta1/namespaces/default/kafkasources'
 const NAME = 'churn'
@@ -59,14 +55,14 @@ interface Placement {
 
 async function churn(t: TestContext, ordering: 'ordered' | 'unordered'): Promise<void> {
   const started = Date.now()
-  const prefix = uniquePrefix(`churn-${ordering}`)
+  const prefix = uniqueName(`churn-${ordering}`)
   const topic = `${prefix}-topic`
   const group = `${prefix}-group`
   await createTopic(topic, PARTITIONS)
 
   const sink = await startSink()
   leftovers.add(sink)
-  const kafka = new Kafka({ clientId: prefix, brokers: brokers().split(','), logLevel: logLevel.NOTHING })
+  const kafka = new Kafka({ clientId: prefix, brokers: brokers(), logLevel: logLevel.NOTHING })
   // Idempotent, acks=all, one send of many records: one large batch a partition, as real clients write them.
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 })
   await producer.connect()
@@ -104,7 +100,7 @@ async function churn(t: TestContext, ordering: 'ordered' | 'unordered'): Promise
     const created = await http(
       'POST',
       `${api}${KS}`,
-      `apiVersion: sources.knative.dev/v1beta1\nkind: KafkaSource\nmetadata: {name: ${NAME}}\nspec:\n  bootstrapServers: [${brokers()}]\n  topics: [${topic}]\n  consumerGroup: ${group}\n  consumers: 3\n  initialOffset: earliest\n  ordering: ${ordering}\n  sink: {uri: "${sink.url}"}\n`
+      `apiVersion: sources.knative.dev/v1beta1\nkind: KafkaSource\nmetadata: {name: ${NAME}}\nspec:\n  bootstrapServers: [${brokers().join(',')}]\n  topics: [${topic}]\n  consumerGroup: ${group}\n  consumers: 3\n  initialOffset: earliest\n  ordering: ${ordering}\n  sink: {uri: "${sink.url}"}\n`
     )
     assert.equal(created.status, 201, JSON.stringify(created.body))
     await settled(api, group, topic, 3)

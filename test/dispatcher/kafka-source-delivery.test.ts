@@ -6,8 +6,11 @@ import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { Producer } from '@platformatic/kafka'
 import { ensureTopics } from '../../src/kafka/index.ts'
-import { brokers, eventually, http, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import { startControllerProcess } from '../helpers/controllers.ts'
 import type { ControllerProcess } from '../helpers/controllers.ts'
+import { http } from '../helpers/http.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 import { startDispatcherProcess } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
 
@@ -40,7 +43,7 @@ async function sink(
 }
 
 describe('KafkaSource delivery through the whole system', () => {
-  const prefix = uniquePrefix('delivery')
+  const prefix = uniqueName('delivery')
   const topic = `${prefix}-topic`
   let controller: ControllerProcess
   let dispatcher: DispatcherProcess
@@ -48,12 +51,10 @@ describe('KafkaSource delivery through the whole system', () => {
   let producer: Producer
 
   before(async () => {
-    await ensureTopics({ brokers: brokers().split(','), clientId: 'delivery' }, [
-      { name: topic, partitions: 3, configs: {} }
-    ])
+    await ensureTopics({ brokers: brokers(), clientId: 'delivery' }, [{ name: topic, partitions: 3, configs: {} }])
     controller = await startControllerProcess(prefix)
     dispatcher = await startDispatcherProcess(prefix, 'dispatcher-0', 'a', 'a-1', 10)
-    producer = new Producer({ clientId: 'delivery', bootstrapBrokers: brokers().split(','), idempotent: true })
+    producer = new Producer({ clientId: 'delivery', bootstrapBrokers: brokers(), idempotent: true })
   })
   after(async () => {
     await producer?.close()
@@ -66,7 +67,7 @@ describe('KafkaSource delivery through the whole system', () => {
     const created = await http(
       'POST',
       `${controller.url}${KS}`,
-      `apiVersion: sources.knative.dev/v1beta1\nkind: KafkaSource\nmetadata: {name: ${name}}\nspec:\n  bootstrapServers: [${brokers()}]\n  topics: [${topicName}]\n  initialOffset: earliest\n  sink: {uri: "${sinkUrl}"}\n${extra}`
+      `apiVersion: sources.knative.dev/v1beta1\nkind: KafkaSource\nmetadata: {name: ${name}}\nspec:\n  bootstrapServers: [${brokers().join(',')}]\n  topics: [${topicName}]\n  initialOffset: earliest\n  sink: {uri: "${sinkUrl}"}\n${extra}`
     )
     assert.equal(created.status, 201, JSON.stringify(created.body))
   }
@@ -121,7 +122,7 @@ describe('KafkaSource delivery through the whole system', () => {
     const goneUrl = gone.url
     gone.server.close()
     const unreachableTopic = `${topic}-unreachable`
-    await ensureTopics({ brokers: brokers().split(','), clientId: 'delivery' }, [
+    await ensureTopics({ brokers: brokers(), clientId: 'delivery' }, [
       { name: unreachableTopic, partitions: 1, configs: {} }
     ])
     await source(
@@ -144,7 +145,7 @@ describe('KafkaSource delivery through the whole system', () => {
 
   it('keeps per-partition order at the sink in ordered mode, through retries', async () => {
     const orderedTopic = `${topic}-ordered`
-    await ensureTopics({ brokers: brokers().split(','), clientId: 'delivery' }, [
+    await ensureTopics({ brokers: brokers(), clientId: 'delivery' }, [
       { name: orderedTopic, partitions: 3, configs: {} }
     ])
     let requests = 0

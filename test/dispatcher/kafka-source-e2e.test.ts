@@ -5,7 +5,10 @@ import type { AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
 import { Producer } from '@platformatic/kafka'
 import { ensureTopics } from '../../src/kafka/index.ts'
-import { brokers, eventually, http, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import { startControllerProcess } from '../helpers/controllers.ts'
+import { http } from '../helpers/http.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 import { startDispatcherProcess } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
 
@@ -13,11 +16,9 @@ const KS = '/apis/sources.knative.dev/v1beta1/namespaces/default/kafkasources'
 
 describe('a KafkaSource end to end', () => {
   it('delivers every record of 12 partitions to a real HTTP sink, through 3 vreplicas on 2 dispatchers', async () => {
-    const prefix = uniquePrefix('e2e')
+    const prefix = uniqueName('e2e')
     const topic = `${prefix}-topic`
-    await ensureTopics({ brokers: brokers().split(','), clientId: 'e2e' }, [
-      { name: topic, partitions: 12, configs: {} }
-    ])
+    await ensureTopics({ brokers: brokers(), clientId: 'e2e' }, [{ name: topic, partitions: 12, configs: {} }])
     const received = new Map<string, { headers: Record<string, string | string[] | undefined>; body: Buffer }>()
     const sink = createServer((req, res) => {
       const chunks: Buffer[] = []
@@ -38,7 +39,7 @@ describe('a KafkaSource end to end', () => {
       const created = await http(
         'POST',
         `${controller.url}${KS}`,
-        `apiVersion: sources.knative.dev/v1beta1\nkind: KafkaSource\nmetadata: {name: orders}\nspec:\n  bootstrapServers: [${brokers()}]\n  topics: [${topic}]\n  consumers: 3\n  initialOffset: earliest\n  ordering: unordered\n  sink: {uri: "${sinkUrl}"}\n`
+        `apiVersion: sources.knative.dev/v1beta1\nkind: KafkaSource\nmetadata: {name: orders}\nspec:\n  bootstrapServers: [${brokers().join(',')}]\n  topics: [${topic}]\n  consumers: 3\n  initialOffset: earliest\n  ordering: unordered\n  sink: {uri: "${sinkUrl}"}\n`
       )
       assert.equal(created.status, 201, JSON.stringify(created.body))
       await eventually(
@@ -53,7 +54,7 @@ describe('a KafkaSource end to end', () => {
         'the source Ready'
       )
 
-      const producer = new Producer({ clientId: 'e2e', bootstrapBrokers: brokers().split(','), idempotent: true })
+      const producer = new Producer({ clientId: 'e2e', bootstrapBrokers: brokers(), idempotent: true })
       const count = 2_000
       const produced = new Map<string, Buffer>()
       for (let batch = 0; batch < count / 200; batch++) {

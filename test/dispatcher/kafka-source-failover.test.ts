@@ -5,7 +5,10 @@ import type { AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
 import { Producer } from '@platformatic/kafka'
 import { ensureTopics } from '../../src/kafka/index.ts'
-import { brokers, eventually, http, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import { startControllerProcess } from '../helpers/controllers.ts'
+import { http } from '../helpers/http.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 import { startZonedDispatchers } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
 
@@ -14,11 +17,9 @@ const LIVENESS = ['--liveness-timeout', '3s']
 
 describe('a dispatcher SIGKILLed mid-stream', () => {
   it('loses no record: every id produced reaches the sink, duplicates counted', async () => {
-    const prefix = uniquePrefix('kill')
+    const prefix = uniqueName('kill')
     const topic = `${prefix}-topic`
-    await ensureTopics({ brokers: brokers().split(','), clientId: 'kill' }, [
-      { name: topic, partitions: 12, configs: {} }
-    ])
+    await ensureTopics({ brokers: brokers(), clientId: 'kill' }, [{ name: topic, partitions: 12, configs: {} }])
     const seen = new Map<string, number>()
     const sink = createServer((req, res) => {
       req.resume()
@@ -33,13 +34,13 @@ describe('a dispatcher SIGKILLed mid-stream', () => {
     const sinkUrl = `http://127.0.0.1:${(sink.address() as AddressInfo).port}/`
     const controller = await startControllerProcess(prefix, LIVENESS)
     const dispatchers = new Map<string, DispatcherProcess>()
-    const producer = new Producer({ clientId: 'kill', bootstrapBrokers: brokers().split(','), idempotent: true })
+    const producer = new Producer({ clientId: 'kill', bootstrapBrokers: brokers(), idempotent: true })
     try {
       await startZonedDispatchers(prefix, dispatchers, 2, 10, LIVENESS)
       await http(
         'POST',
         `${controller.url}${KS}`,
-        `apiVersion: sources.knative.dev/v1beta1\nkind: KafkaSource\nmetadata: {name: stream}\nspec:\n  bootstrapServers: [${brokers()}]\n  topics: [${topic}]\n  consumers: 2\n  initialOffset: earliest\n  ordering: unordered\n  sink: {uri: "${sinkUrl}"}\n`
+        `apiVersion: sources.knative.dev/v1beta1\nkind: KafkaSource\nmetadata: {name: stream}\nspec:\n  bootstrapServers: [${brokers().join(',')}]\n  topics: [${topic}]\n  consumers: 2\n  initialOffset: earliest\n  ordering: unordered\n  sink: {uri: "${sinkUrl}"}\n`
       )
       await eventually(
         async () => {

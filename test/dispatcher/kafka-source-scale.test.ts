@@ -5,14 +5,10 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { Admin } from '@platformatic/kafka'
 import { ensureTopics } from '../../src/kafka/index.ts'
-import {
-  brokers,
-  eventually,
-  http,
-  scaleKafkaSource,
-  startControllerProcess,
-  uniquePrefix
-} from '../helpers/controllers.ts'
+import { scaleKafkaSource, startControllerProcess } from '../helpers/controllers.ts'
+import { http } from '../helpers/http.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 import { startDispatcherProcess } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
 
@@ -20,7 +16,7 @@ const KS = '/apis/sources.knative.dev/v1beta1/namespaces/default/kafkasources'
 
 /** The group's members at the coordinator: static id → member id, once it is stable. */
 async function stableMembers(group: string): Promise<Map<string, string> | undefined> {
-  const admin = new Admin({ clientId: `${group}-describe`, bootstrapBrokers: brokers().split(',') })
+  const admin = new Admin({ clientId: `${group}-describe`, bootstrapBrokers: brokers() })
   try {
     const described = (await admin.describeGroups({ groups: [group] })).get(group)
     if (String(described?.state).toLowerCase() !== 'stable') return undefined
@@ -32,12 +28,10 @@ async function stableMembers(group: string): Promise<Map<string, string> | undef
 
 describe('a KafkaSource scaled', () => {
   it('keeps the members that stay in the group as they were: same member ids after 1 → 2 → 1', async () => {
-    const prefix = uniquePrefix('scale-in-place')
+    const prefix = uniqueName('scale-in-place')
     const topic = `${prefix}-topic`
     const group = `${prefix}-group`
-    await ensureTopics({ brokers: brokers().split(','), clientId: prefix }, [
-      { name: topic, partitions: 4, configs: {} }
-    ])
+    await ensureTopics({ brokers: brokers(), clientId: prefix }, [{ name: topic, partitions: 4, configs: {} }])
     const controller = await startControllerProcess(prefix)
     let dispatcher: DispatcherProcess | undefined
     try {
@@ -45,7 +39,7 @@ describe('a KafkaSource scaled', () => {
       const created = await http(
         'POST',
         `${controller.url}${KS}`,
-        `apiVersion: sources.knative.dev/v1beta1\nkind: KafkaSource\nmetadata: {name: scaled}\nspec:\n  bootstrapServers: [${brokers()}]\n  topics: [${topic}]\n  consumerGroup: ${group}\n  consumers: 1\n  initialOffset: earliest\n  sink: {uri: "http://127.0.0.1:9/"}\n`
+        `apiVersion: sources.knative.dev/v1beta1\nkind: KafkaSource\nmetadata: {name: scaled}\nspec:\n  bootstrapServers: [${brokers().join(',')}]\n  topics: [${topic}]\n  consumerGroup: ${group}\n  consumers: 1\n  initialOffset: earliest\n  sink: {uri: "http://127.0.0.1:9/"}\n`
       )
       assert.equal(created.status, 201, JSON.stringify(created.body))
       const members = (n: number) =>

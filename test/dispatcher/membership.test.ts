@@ -5,7 +5,8 @@ import { Producer } from '@platformatic/kafka'
 import { LogTailer } from '../../src/kafka/index.ts'
 import type { LogRecord } from '../../src/kafka/index.ts'
 import { decodeValue, encodeValue, schemaHeaders, storeNames } from '../../src/store/index.ts'
-import { brokers, eventually, uniquePrefix } from '../helpers/controllers.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 import { memberWhere, testDispatcher, testFollower } from './helpers.ts'
 
 describe('dispatcher membership', () => {
@@ -15,7 +16,7 @@ describe('dispatcher membership', () => {
   })
 
   it('heartbeats to the members topic, and a follower sees it live with its zone, node and capacities', async () => {
-    const prefix = uniquePrefix('hb')
+    const prefix = uniqueName('hb')
     const dispatcher = await testDispatcher(prefix, 'dispatcher-3', {
       zone: 'zone-b',
       node: 'node-7',
@@ -28,7 +29,7 @@ describe('dispatcher membership', () => {
     const records: LogRecord[] = []
     const topic = storeNames(prefix).membersTopic
     const tailer = new LogTailer({
-      connection: { brokers: brokers().split(','), clientId: `raw-${prefix}` },
+      connection: { brokers: brokers(), clientId: `raw-${prefix}` },
       topics: [topic],
       onRecord: r => records.push(r)
     })
@@ -56,7 +57,7 @@ describe('dispatcher membership', () => {
   })
 
   it('is declared dead after the liveness timeout when it stops without leaving, and gone at once when it leaves', async () => {
-    const prefix = uniquePrefix('dead')
+    const prefix = uniqueName('dead')
     // 10 s, not the tests' 3 s: the test asserts that a silent member is still alive right after it went silent,
     // which a starved machine could take longer than 3 s to look at.
     const liveness = 10_000
@@ -92,7 +93,7 @@ describe('dispatcher membership', () => {
   })
 
   it('gives each start of an id a higher incarnation', async () => {
-    const prefix = uniquePrefix('inc')
+    const prefix = uniqueName('inc')
     const first = await testDispatcher(prefix, 'dispatcher-5')
     const incarnation = first.incarnation
     await first.close()
@@ -102,7 +103,7 @@ describe('dispatcher membership', () => {
   })
 
   it('stops the older of two processes with one id for good; the newer stays live', async () => {
-    const prefix = uniquePrefix('twins')
+    const prefix = uniqueName('twins')
     const older = await testDispatcher(prefix, 'dispatcher-2', { node: 'old-node' })
     cleanup.push(() => older.close())
     const superseded = once(older, 'superseded')
@@ -126,7 +127,7 @@ describe('dispatcher membership', () => {
   })
 
   it("judges a heartbeat by the broker's append time, not the sender's clock", async () => {
-    const prefix = uniquePrefix('skew')
+    const prefix = uniqueName('skew')
     const honest = await testDispatcher(prefix, 'dispatcher-0')
     cleanup.push(() => honest.close())
     // A 10 s timeout, still far below the minute of skew: the heartbeat must look alive after the send and the
@@ -135,7 +136,7 @@ describe('dispatcher membership', () => {
     cleanup.push(() => follower.close())
     await eventually(async () => (follower.view.isReady() ? true : undefined), 30_000, 'the view ready')
     // A dispatcher whose clock is a minute behind: its heartbeat is as fresh as anyone's.
-    const producer = new Producer({ clientId: `skewed-${prefix}`, bootstrapBrokers: brokers().split(',') })
+    const producer = new Producer({ clientId: `skewed-${prefix}`, bootstrapBrokers: brokers() })
     cleanup.push(() => producer.close())
     const record = {
       id: 'dispatcher-9',

@@ -5,8 +5,10 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ensureTopics } from '../../src/kafka/index.ts'
-import { brokers, eventually, scaleKafkaSource, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import { scaleKafkaSource, startControllerProcess } from '../helpers/controllers.ts'
 import type { ControllerProcess } from '../helpers/controllers.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 import { startZonedDispatchers } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
 import { CountingSink, IdProducer, LIVENESS, createSource, reportEach, settle, waitReady } from './harness.ts'
@@ -19,9 +21,9 @@ const SOURCES = ['unordered', 'ordered'] as const
 
 describe('drill: sources created over a backlog and scaled while they drain', () => {
   it('loses nothing through 2 → 6 → 1 → 4, ordered and unordered', async () => {
-    const prefix = uniquePrefix('drill-backlog')
+    const prefix = uniqueName('drill-backlog')
     const topic = `${prefix}-topic`
-    await ensureTopics({ brokers: brokers().split(','), clientId: 'drill' }, [
+    await ensureTopics({ brokers: brokers(), clientId: 'drill' }, [
       { name: topic, partitions: PARTITIONS, configs: {} }
     ])
     const sink = await new CountingSink().start()

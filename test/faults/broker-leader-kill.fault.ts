@@ -6,8 +6,10 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ensureTopics } from '../../src/kafka/index.ts'
 import { storeNames } from '../../src/store/index.ts'
-import { brokers, eventually, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import { startControllerProcess } from '../helpers/controllers.ts'
 import type { ControllerProcess } from '../helpers/controllers.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 import { startDispatcherProcess } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
 import {
@@ -32,9 +34,9 @@ const BUSY = 0
 
 describe('drill: the leader broker of a busy partition SIGKILLed mid-stream', () => {
   it('fails the partition over to an in-sync replica and loses nothing', async () => {
-    const prefix = uniquePrefix('drill-broker')
+    const prefix = uniqueName('drill-broker')
     const topic = `${prefix}-topic`
-    await ensureTopics({ brokers: brokers().split(','), clientId: 'drill' }, [
+    await ensureTopics({ brokers: brokers(), clientId: 'drill' }, [
       { name: topic, partitions: PARTITIONS, configs: {} }
     ])
     const sink = await new CountingSink().start()

@@ -6,8 +6,10 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ensureTopics } from '../../src/kafka/index.ts'
-import { brokers, eventually, replicas, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import { replicas, startControllerProcess } from '../helpers/controllers.ts'
 import type { ControllerProcess } from '../helpers/controllers.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 import { startDispatcherProcess } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
 import { TickSink, createEverySecondSources, readyTimes } from '../helpers/ticks.ts'
@@ -30,9 +32,9 @@ const RECORDS = 2_000
 
 describe('drill: the leader controller SIGKILLed mid-stream', () => {
   it('is replaced by a survivor that schedules again, and nothing is lost', async () => {
-    const prefix = uniquePrefix('drill-controller')
+    const prefix = uniqueName('drill-controller')
     const topic = `${prefix}-topic`
-    await ensureTopics({ brokers: brokers().split(','), clientId: 'drill' }, [
+    await ensureTopics({ brokers: brokers(), clientId: 'drill' }, [
       { name: topic, partitions: PARTITIONS, configs: {} }
     ])
     const sink = await new CountingSink().start()

@@ -8,8 +8,11 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ensureTopics } from '../../src/kafka/index.ts'
-import { brokers, eventually, http, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import { startControllerProcess } from '../helpers/controllers.ts'
 import type { ControllerProcess } from '../helpers/controllers.ts'
+import { http } from '../helpers/http.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 import { startDispatcherProcess } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
 import { TickSink, createEverySecondSources, pingPlacements, readyTimes } from '../helpers/ticks.ts'
@@ -39,9 +42,9 @@ const KAFKA_SOURCES = { kind: 'KafkaSource' }
 
 describe('drill: a dispatcher cut off from Kafka and back', () => {
   it('fences itself (stops delivering), resumes when the link is back, and nothing is lost', async () => {
-    const prefix = uniquePrefix('drill-cut')
+    const prefix = uniqueName('drill-cut')
     const topic = `${prefix}-topic`
-    await ensureTopics({ brokers: brokers().split(','), clientId: 'drill' }, [
+    await ensureTopics({ brokers: brokers(), clientId: 'drill' }, [
       { name: topic, partitions: PARTITIONS, configs: {} }
     ])
     const sink = await new CountingSink().start()

@@ -6,8 +6,11 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ensureTopics } from '../../src/kafka/index.ts'
-import { brokers, eventually, http, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import { startControllerProcess } from '../helpers/controllers.ts'
 import type { ControllerProcess } from '../helpers/controllers.ts'
+import { http } from '../helpers/http.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 import { startDispatcherProcess } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
 import { TickSink, createEverySecondSources, pingPlacements, readyTimes } from '../helpers/ticks.ts'
@@ -30,9 +33,9 @@ const RECORDS = 3_000
 
 describe('drill: a dispatcher SIGKILLed mid-stream', () => {
   it('moves its vreplicas to the survivors and loses nothing', async () => {
-    const prefix = uniquePrefix('drill-dispatcher')
+    const prefix = uniqueName('drill-dispatcher')
     const topic = `${prefix}-topic`
-    await ensureTopics({ brokers: brokers().split(','), clientId: 'drill' }, [
+    await ensureTopics({ brokers: brokers(), clientId: 'drill' }, [
       { name: topic, partitions: PARTITIONS, configs: {} }
     ])
     const sink = await new CountingSink().start()

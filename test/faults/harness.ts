@@ -10,7 +10,9 @@ import { createServer } from 'node:http'
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import { Admin, Producer } from '@platformatic/kafka'
-import { brokers, eventually, http } from '../helpers/controllers.ts'
+import { http } from '../helpers/http.ts'
+import { brokers } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 import { settleTicks, tickTable, tickWindow, totalTicks } from '../helpers/ticks.ts'
 import type { TickFigures, TickSink, TickWindow } from '../helpers/ticks.ts'
 import { parseExposition } from '../metrics/prom-text.ts'
@@ -69,7 +71,7 @@ export interface PartitionState {
 }
 
 export async function partitionStates(topic: string): Promise<PartitionState[]> {
-  const admin = new Admin({ clientId: 'drill-admin', bootstrapBrokers: brokers().split(',') })
+  const admin = new Admin({ clientId: 'drill-admin', bootstrapBrokers: brokers() })
   try {
     const metadata = await admin.metadata({ topics: [topic], forceUpdate: true })
     const partitions = metadata.topics.get(topic)?.partitions ?? []
@@ -81,7 +83,7 @@ export async function partitionStates(topic: string): Promise<PartitionState[]> 
 
 /** Each topic's smallest replica count over its partitions and its min.insync.replicas setting. */
 export async function durability(topics: readonly string[]): Promise<Record<string, string>> {
-  const admin = new Admin({ clientId: 'drill-admin', bootstrapBrokers: brokers().split(',') })
+  const admin = new Admin({ clientId: 'drill-admin', bootstrapBrokers: brokers() })
   try {
     const metadata = await admin.metadata({ topics: [...topics], forceUpdate: true })
     const configs = await admin.describeConfigs({
@@ -134,7 +136,7 @@ export class IdProducer {
   #next = 0
   failedSends = 0
 
-  constructor(drill: string, topic: string, partitions: number, bootstrap = brokers()) {
+  constructor(drill: string, topic: string, partitions: number, bootstrap = brokers().join(',')) {
     this.#drill = drill
     this.#topic = topic
     this.#partitions = partitions
@@ -341,7 +343,7 @@ export function kafkaSourceManifest(spec: SourceSpec): string {
     'kind: KafkaSource',
     `metadata: {name: ${spec.name}}`,
     'spec:',
-    `  bootstrapServers: [${spec.bootstrap ?? brokers()}]`,
+    `  bootstrapServers: [${spec.bootstrap ?? brokers().join(',')}]`,
     `  topics: [${spec.topic}]`,
     `  consumers: ${spec.consumers}`,
     '  initialOffset: earliest',

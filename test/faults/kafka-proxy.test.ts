@@ -7,7 +7,7 @@ import { createConnection, createServer } from 'node:net'
 import type { Server, Socket } from 'node:net'
 import { after, describe, it } from 'node:test'
 import { Admin } from '@platformatic/kafka'
-import { eventually } from '../helpers/controllers.ts'
+import { eventually } from '../helpers/wait.ts'
 import { KafkaProxy, clientMatches, requestClientId } from './kafka-proxy.ts'
 
 /** A Kafka request header as clients write it: size, api key, api version, correlation id, client id. */

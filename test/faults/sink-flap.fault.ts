@@ -7,8 +7,10 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ensureTopics } from '../../src/kafka/index.ts'
-import { brokers, eventually, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import { startControllerProcess } from '../helpers/controllers.ts'
 import type { ControllerProcess } from '../helpers/controllers.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 import { startDispatcherProcess } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
 import {
@@ -40,9 +42,9 @@ const CYCLE: ReadonlyArray<readonly [SinkMode, number]> = [
 
 describe('drill: a sink that flaps (503, connection resets, connection refused)', () => {
   it('retries until the sink takes each event; refusals go to the dead letter sink or are dropped by policy', async () => {
-    const prefix = uniquePrefix('drill-sink')
+    const prefix = uniqueName('drill-sink')
     const topic = `${prefix}-topic`
-    await ensureTopics({ brokers: brokers().split(','), clientId: 'drill' }, [
+    await ensureTopics({ brokers: brokers(), clientId: 'drill' }, [
       { name: topic, partitions: PARTITIONS, configs: {} }
     ])
     const sink = await new CountingSink(refused).start()

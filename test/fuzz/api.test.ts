@@ -6,8 +6,9 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import fc from 'fast-check'
 import { parseManifests, validateResource } from '../../src/api/index.ts'
-import { startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import { startControllerProcess } from '../helpers/controllers.ts'
 import type { ControllerProcess } from '../helpers/controllers.ts'
+import { uniqueName } from '../helpers/kafka.ts'
 import { storeEnd } from '../auth/helpers.ts'
 import { aliasBomb, hostileBytes, hostileText, nested, validManifest } from './inputs.ts'
 
@@ -19,7 +20,7 @@ const RUNS = Number(process.env['SHOAL_FUZZ_RUNS'] ?? 150)
 const admin = 'fuzz-admin-token-0123456789'
 const tenant = 'fuzz-tenant-token-0123456789'
 const directory = mkdtempSync(join(tmpdir(), 'shoal-fuzz-'))
-const prefix = uniquePrefix('fuzz')
+const prefix = uniqueName('fuzz')
 let controller: ControllerProcess
 
 before(async () => {

@@ -1,16 +1,10 @@
+// Shoal controllers for tests: a real `shoal controller` process, and what its API shows of the controller group.
 import { spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import { createInterface } from 'node:readline'
-
-export const shoalBin = fileURLToPath(new URL('../../bin/shoal.js', import.meta.url))
-
-/** The broker the test run started (test/setup), as the tests' one source of truth. */
-export function brokers(): string {
-  const value = process.env['KAFKA_BOOTSTRAP_SERVERS']
-  if (!value) throw new Error('KAFKA_BOOTSTRAP_SERVERS is not set: run the tests with `npm test`')
-  return value
-}
+import { http } from './http.ts'
+import { brokers } from './kafka.ts'
+import { shoalBin } from './processes.ts'
 
 export interface ControllerProcess {
   readonly url: string
@@ -26,7 +20,19 @@ export async function startControllerProcess(
 ): Promise<ControllerProcess> {
   const child = spawn(
     process.execPath,
-    [shoalBin, 'controller', '--kafka', brokers(), '--port', '0', '--prefix', prefix, '--buckets', '4', ...extra],
+    [
+      shoalBin,
+      'controller',
+      '--kafka',
+      brokers().join(','),
+      '--port',
+      '0',
+      '--prefix',
+      prefix,
+      '--buckets',
+      '4',
+      ...extra
+    ],
     {
       env: { ...process.env, SHOAL_LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'pipe', 'pipe']
@@ -60,75 +66,6 @@ export async function startControllerProcess(
       await exited
       clearTimeout(timer)
     }
-  }
-}
-
-/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(
-  check: () => Promise<T | undefined>,
-  timeoutMs = 30_000,
-  what = 'condition'
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  let last: unknown
-  for (;;) {
-    try {
-      const value = await check()
-      if (value !== undefined) return value
-    } catch (error) {
-      last = error
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`)
-    await new Promise(resolve => setTimeout(resolve, 100))
-  }
-}
-
-export function uniquePrefix(name: string): string {
-  return `t-${name}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`
-}
-
-export interface HttpAnswer {
-  readonly status: number
-  readonly body: any // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON under test
-}
-
-export async function http(
-  method: string,
-  url: string,
-  body?: string,
-  contentType = 'application/yaml'
-): Promise<HttpAnswer> {
-  const response = await fetch(url, {
-    method,
-    ...(body === undefined ? {} : { body, headers: { 'content-type': contentType } })
-  })
-  const text = await response.text()
-  let parsed: unknown = text
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    // plain text answers (healthz)
-  }
-  return { status: response.status, body: parsed }
-}
-
-/** What a child process prints as it arrives — stdout by line, stderr whole — and its exit code once it exits. */
-export function captureOutput(child: ChildProcess): {
-  readonly lines: string[]
-  readonly stderr: string
-  readonly exited: Promise<number | null>
-} {
-  const lines: string[] = []
-  let stderr = ''
-  child.stderr!.on('data', chunk => (stderr += String(chunk)))
-  createInterface({ input: child.stdout! }).on('line', line => lines.push(line))
-  const exited = new Promise<number | null>(resolve => child.once('exit', code => resolve(code)))
-  return {
-    lines,
-    get stderr() {
-      return stderr
-    },
-    exited
   }
 }
 

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 import { createInterface } from 'node:readline'
-import { brokers, shoalBin } from './controllers.ts'
+import { brokers } from './kafka.ts'
+import { shoalBin } from './processes.ts'
 
 export interface DispatcherProcess {
   readonly id: string
@@ -27,7 +28,7 @@ export async function startDispatcherProcess(
     shoalBin,
     'dispatcher',
     '--kafka',
-    options.kafka ?? brokers(),
+    options.kafka ?? brokers().join(','),
     '--prefix',
     prefix,
     '--id',

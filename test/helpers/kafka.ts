@@ -1,10 +1,11 @@
 // What tests need to reach the Kafka of the run: its address, names no other test uses, and ready topics.
 import { Admin } from '@platformatic/kafka'
 import { randomBytes } from 'node:crypto'
+import { eventually } from './wait.ts'
 
-/** `host:port` of every bootstrap broker, from KAFKA_BOOTSTRAP_SERVERS (set by test/setup/kafka.ts). */
-export function bootstrapBrokers(): string[] {
-  const value = process.env.KAFKA_BOOTSTRAP_SERVERS
+/** `host:port` of every bootstrap broker of the run, from KAFKA_BOOTSTRAP_SERVERS (set by test/setup/kafka.ts). */
+export function brokers(): string[] {
+  const value = process.env['KAFKA_BOOTSTRAP_SERVERS']
   if (!value) {
     throw new Error(
       'KAFKA_BOOTSTRAP_SERVERS is not set: run the tests with `npm test` (it starts a Kafka broker), ' +
@@ -15,11 +16,6 @@ export function bootstrapBrokers(): string[] {
     .split(',')
     .map(s => s.trim())
     .filter(Boolean)
-}
-
-/** The KAFKA_BOOTSTRAP_SERVERS string itself, for code that takes `host:port,host:port`. */
-export function bootstrapServers(): string {
-  return bootstrapBrokers().join(',')
 }
 
 let counter = 0
@@ -40,7 +36,7 @@ export async function createTopic(
   options: { partitions?: number; replicas?: number; configs?: { name: string; value: string }[] } = {}
 ): Promise<void> {
   const partitions = options.partitions ?? 1
-  const admin = new Admin({ clientId: 'shoal-test-admin', bootstrapBrokers: bootstrapBrokers() })
+  const admin = new Admin({ clientId: 'shoal-test-admin', bootstrapBrokers: brokers() })
   try {
     await admin.createTopics({
       topics: [topic],
@@ -48,14 +44,15 @@ export async function createTopic(
       replicas: options.replicas ?? 1,
       ...(options.configs ? { configs: options.configs } : {})
     })
-    const deadline = Date.now() + 30_000
-    for (;;) {
-      const metadata = await admin.metadata({ topics: [topic], forceUpdate: true })
-      const leaders = metadata.topics.get(topic)?.partitions.filter(p => p.leader >= 0).length ?? 0
-      if (leaders === partitions) return
-      if (Date.now() > deadline) throw new Error(`topic ${topic}: ${leaders} of ${partitions} partitions have a leader`)
-      await new Promise(resolve => setTimeout(resolve, 100))
-    }
+    await eventually(
+      async () => {
+        const metadata = await admin.metadata({ topics: [topic], forceUpdate: true })
+        const leaders = metadata.topics.get(topic)?.partitions.filter(p => p.leader >= 0).length ?? 0
+        return leaders === partitions
+      },
+      30_000,
+      `a leader for each of the ${partitions} partitions of topic ${topic}`
+    )
   } finally {
     await admin.close()
   }

@@ -8,7 +8,8 @@ import { createServer } from 'node:http'
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { LATE_EXTENSION } from '../../src/ping/index.ts'
-import { eventually, http } from './controllers.ts'
+import { http } from './http.ts'
+import { eventually } from './wait.ts'
 
 export const PS = '/apis/sources.knative.dev/v1/namespaces/default/pingsources'
 const LATE_HEADER = `ce-${LATE_EXTENSION}`

@@ -2,16 +2,16 @@
 import { Admin, Consumer, Producer, ProduceAcks, stringDeserializers, stringSerializers } from '@platformatic/kafka'
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { bootstrapBrokers, createTopic, take, uniqueName } from '../helpers/kafka.ts'
+import { brokers, createTopic, take, uniqueName } from '../helpers/kafka.ts'
 
 test('the embedded broker answers a metadata request', async () => {
-  const admin = new Admin({ clientId: uniqueName('metadata'), bootstrapBrokers: bootstrapBrokers() })
+  const admin = new Admin({ clientId: uniqueName('metadata'), bootstrapBrokers: brokers() })
   try {
     const metadata = await admin.metadata({ topics: [] })
     assert.ok(metadata.brokers.size >= 1, 'at least one broker is listed')
     const addresses = [...metadata.brokers.values()].map(b => `${b.host}:${b.port}`)
     assert.ok(
-      bootstrapBrokers().some(address => addresses.includes(address)),
+      brokers().some(address => addresses.includes(address)),
       `the bootstrap address is one of ${addresses.join(', ')}`
     )
   } finally {
@@ -27,7 +27,7 @@ test('a topic can be created, produced to and consumed from', async () => {
   // written once, not twice (seen in CI: 'one' at two offsets of partition 0).
   const producer = new Producer({
     clientId: uniqueName('producer'),
-    bootstrapBrokers: bootstrapBrokers(),
+    bootstrapBrokers: brokers(),
     serializers: stringSerializers,
     idempotent: true
   })
@@ -41,7 +41,7 @@ test('a topic can be created, produced to and consumed from', async () => {
   const consumer = new Consumer({
     clientId: uniqueName('consumer'),
     groupId: uniqueName('group'),
-    bootstrapBrokers: bootstrapBrokers(),
+    bootstrapBrokers: brokers(),
     deserializers: stringDeserializers,
     sessionTimeout: 6_000,
     heartbeatInterval: 1_000
@@ -60,7 +60,7 @@ test('a topic can be created, produced to and consumed from', async () => {
 })
 
 test('topics are not created by producing to them (auto.create.topics.enable=false)', async () => {
-  const admin = new Admin({ clientId: uniqueName('no-autocreate'), bootstrapBrokers: bootstrapBrokers(), retries: 0 })
+  const admin = new Admin({ clientId: uniqueName('no-autocreate'), bootstrapBrokers: brokers(), retries: 0 })
   const topic = uniqueName('never-created')
   try {
     await assert.rejects(admin.metadata({ topics: [topic], autocreateTopics: true }))

@@ -9,7 +9,9 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { Admin } from '@platformatic/kafka'
 import { storeNames } from '../../src/store/index.ts'
-import { brokers, eventually, http, uniquePrefix } from '../helpers/controllers.ts'
+import { http } from '../helpers/http.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 import { PS, TickSink, createEverySecondSources, everySecondManifest, readyTimes } from '../helpers/ticks.ts'
 import {
   CountingSink,
@@ -51,12 +53,12 @@ const ZONE = process.env.SHOAL_LAB_ZONE ?? 'c'
 describe('drill: the zone of the busy partitions’ leaders lost', () => {
   it('keeps producing with acks=all, loses no acknowledged record, and the store answers', async () => {
     const started = Date.now()
-    const prefix = uniquePrefix('lab-brokers')
+    const prefix = uniqueName('lab-brokers')
     const topic = `${prefix}-topic`
     const zoneBroker = labBrokers().find(b => b.rack === ZONE)!
     const others = labBrokers().filter(b => b.rack !== ZONE)
     // Every partition led in the zone that will be lost, its two followers in the two other zones.
-    const admin = new Admin({ clientId: 'lab-admin', bootstrapBrokers: brokers().split(',') })
+    const admin = new Admin({ clientId: 'lab-admin', bootstrapBrokers: brokers() })
     try {
       await admin.createTopics({
         topics: [topic],

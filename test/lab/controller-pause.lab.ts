@@ -8,7 +8,10 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ensureTopics } from '../../src/kafka/index.ts'
-import { brokers, eventually, http, replicas, uniquePrefix } from '../helpers/controllers.ts'
+import { replicas } from '../helpers/controllers.ts'
+import { http } from '../helpers/http.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 import { PS, TickSink, createEverySecondSources, everySecondManifest, readyTimes } from '../helpers/ticks.ts'
 import {
   CountingSink,
@@ -50,9 +53,9 @@ interface Acked {
 describe('drill: the leader controller paused past the session timeout, then resumed', () => {
   it('is replaced, its appends are fenced, and no acknowledged write or record is lost', async () => {
     const started = Date.now()
-    const prefix = uniquePrefix('lab-pause')
+    const prefix = uniqueName('lab-pause')
     const topic = `${prefix}-topic`
-    await ensureTopics({ brokers: brokers().split(','), clientId: 'drill' }, [
+    await ensureTopics({ brokers: brokers(), clientId: 'drill' }, [
       { name: topic, partitions: PARTITIONS, configs: {} }
     ])
     const sink = await new CountingSink().start(sinkHost().address)

@@ -6,8 +6,12 @@ import { appendFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Admin } from '@platformatic/kafka'
 import { spawn } from 'node:child_process'
-import { brokers, captureOutput, eventually, http, replicas, shoalBin } from '../helpers/controllers.ts'
+import { replicas } from '../helpers/controllers.ts'
 import type { Replica } from '../helpers/controllers.ts'
+import { http } from '../helpers/http.ts'
+import { brokers } from '../helpers/kafka.ts'
+import { captureOutput, shoalBin } from '../helpers/processes.ts'
+import { eventually } from '../helpers/wait.ts'
 import { metricSum, sleep } from '../faults/harness.ts'
 import type { IdProducer } from '../faults/harness.ts'
 import { labFromEnv } from './lab.ts'
@@ -156,13 +160,21 @@ export async function startPool(
     controllers.push(
       ...(await Promise.all(
         hosts.map(h =>
-          startLabController(h, brokers(), prefix, [...LIVENESS, ...(options.controllerArgs ?? [])], logs(h))
+          startLabController(h, brokers().join(','), prefix, [...LIVENESS, ...(options.controllerArgs ?? [])], logs(h))
         )
       ))
     )
     for (const host of hostsOf(lab(), 'dispatcher')) {
       dispatchers.push(
-        await startLabDispatcher(host, brokers(), prefix, host.name, options.capacity ?? 10, LIVENESS, logs(host))
+        await startLabDispatcher(
+          host,
+          brokers().join(','),
+          prefix,
+          host.name,
+          options.capacity ?? 10,
+          LIVENESS,
+          logs(host)
+        )
       )
     }
     await eventually(
@@ -266,7 +278,10 @@ export interface PartitionView {
 }
 
 /** Leader, replicas and ISR of every partition of the topics, from the brokers' metadata. */
-export async function describeTopics(topics: readonly string[], bootstrap = brokers()): Promise<PartitionView[]> {
+export async function describeTopics(
+  topics: readonly string[],
+  bootstrap = brokers().join(',')
+): Promise<PartitionView[]> {
   const admin = new Admin({ clientId: 'lab-admin', bootstrapBrokers: bootstrap.split(','), timeout: 5_000, retries: 2 })
   try {
     const metadata = await admin.metadata({ topics: [...topics], forceUpdate: true })
@@ -299,7 +314,11 @@ export function isrTable(views: readonly PartitionView[], title: string): string
 }
 
 /** Waits until every partition of the topics has all three replicas in sync. */
-export async function waitFullIsr(topics: readonly string[], timeoutMs = 60_000, bootstrap = brokers()): Promise<void> {
+export async function waitFullIsr(
+  topics: readonly string[],
+  timeoutMs = 60_000,
+  bootstrap = brokers().join(',')
+): Promise<void> {
   await eventually(
     async () => {
       const views = await describeTopics(topics, bootstrap)
@@ -327,7 +346,7 @@ export class GroupWatcher {
   #polling = false
   polls = 0
 
-  constructor(groups: readonly string[], bootstrap = brokers()) {
+  constructor(groups: readonly string[], bootstrap = brokers().join(',')) {
     this.#groups = groups
     this.#admin = new Admin({ clientId: 'lab-group-watch', bootstrapBrokers: bootstrap.split(','), timeout: 2_000 })
     this.#timer = setInterval(() => void this.#poll(), 250)

@@ -6,7 +6,9 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ensureTopics } from '../../src/kafka/index.ts'
-import { brokers, eventually, http, uniquePrefix } from '../helpers/controllers.ts'
+import { http } from '../helpers/http.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 import { TickSink, createEverySecondSources, readyTimes } from '../helpers/ticks.ts'
 import {
   CountingSink,
@@ -34,9 +36,9 @@ const WINDOW_MS = 30_000
 describe(`drill: a lossy link (${LOSS} %) between the dispatchers and the brokers`, () => {
   it('delivers everything, slower, without a rebalance storm', async () => {
     const started = Date.now()
-    const prefix = uniquePrefix('lab-lossy')
+    const prefix = uniqueName('lab-lossy')
     const topic = `${prefix}-topic`
-    await ensureTopics({ brokers: brokers().split(','), clientId: 'drill' }, [
+    await ensureTopics({ brokers: brokers(), clientId: 'drill' }, [
       { name: topic, partitions: PARTITIONS, configs: {} }
     ])
     const sink = await new CountingSink().start(sinkHost().address)

@@ -6,7 +6,7 @@ import type { ChildProcess } from 'node:child_process'
 import { appendFileSync, mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { createInterface } from 'node:readline'
-import { shoalBin } from '../helpers/controllers.ts'
+import { shoalBin } from '../helpers/processes.ts'
 import type { LabHost } from './net.ts'
 import { spawnOn } from './lab.ts'
 

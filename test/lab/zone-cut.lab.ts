@@ -9,7 +9,9 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ensureTopics } from '../../src/kafka/index.ts'
 import { storeNames } from '../../src/store/index.ts'
-import { brokers, eventually, http, uniquePrefix } from '../helpers/controllers.ts'
+import { http } from '../helpers/http.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 import { PS, TickSink, createEverySecondSources, pingPlacements, readyTimes } from '../helpers/ticks.ts'
 import {
   CountingSink,
@@ -54,9 +56,9 @@ const QUIET_MS = 10_000
 describe('drill: a zone cut off from the other zones during traffic', () => {
   it('fences the zone, serves its sources from the other zones, settles after the heal, and loses nothing', async () => {
     const started = Date.now()
-    const prefix = uniquePrefix('lab-zone')
+    const prefix = uniqueName('lab-zone')
     const topic = `${prefix}-topic`
-    await ensureTopics({ brokers: brokers().split(','), clientId: 'drill' }, [
+    await ensureTopics({ brokers: brokers(), clientId: 'drill' }, [
       { name: topic, partitions: PARTITIONS, configs: {} }
     ])
     const sink = await new CountingSink().start(sinkHost().address)

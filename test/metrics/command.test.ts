@@ -4,7 +4,8 @@ import { once } from 'node:events'
 import { createInterface } from 'node:readline'
 import { describe, it } from 'node:test'
 import { parseDispatcherArgs } from '../../src/dispatcher/index.ts'
-import { brokers, shoalBin, uniquePrefix } from '../helpers/controllers.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { shoalBin } from '../helpers/processes.ts'
 import { parseExposition, valueOf } from './prom-text.ts'
 
 const base = ['--kafka', '127.0.0.1:9092', '--id', 'dispatcher-0', '--zone', 'a', '--node', 'n', '--capacity', '3']
@@ -24,13 +25,20 @@ describe('shoal dispatcher --metrics-port', () => {
   })
 
   it('serves /metrics and /healthz from a dispatcher process, and says where in its "up" line', async () => {
-    const prefix = uniquePrefix('metrics-cmd')
+    const prefix = uniqueName('metrics-cmd')
     const child = spawn(
       process.execPath,
-      [shoalBin, 'dispatcher', '--kafka', brokers(), '--prefix', prefix, '--buckets', '4', ...base.slice(2)].concat([
-        '--metrics-port',
-        '0'
-      ]),
+      [
+        shoalBin,
+        'dispatcher',
+        '--kafka',
+        brokers().join(','),
+        '--prefix',
+        prefix,
+        '--buckets',
+        '4',
+        ...base.slice(2)
+      ].concat(['--metrics-port', '0']),
       { env: { ...process.env, SHOAL_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] }
     )
     let stderr = ''

@@ -7,12 +7,11 @@ import { test } from 'node:test'
 import { Producer } from '@platformatic/kafka'
 import { createLogger, startController } from '../../src/controller/index.ts'
 import { startDispatcher, startKafkaSourcePlane } from '../../src/dispatcher/index.ts'
-import { eventually } from '../helpers/controllers.ts'
-import { bootstrapBrokers, createTopic, uniqueName } from '../helpers/kafka.ts'
+import { brokers, createTopic, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 import { parseExposition } from './prom-text.ts'
 
 test('a controller’s /metrics shows a source’s placements and its lag, which falls to 0 once the sink answers', async t => {
-  const brokers = bootstrapBrokers()
   const prefix = uniqueName('t-ctl-metrics')
   const topic = uniqueName('ctl-metrics')
   await createTopic(topic, { partitions: 2 })
@@ -28,14 +27,14 @@ test('a controller’s /metrics shows a source’s placements and its lag, which
   await once(sink, 'listening')
   const sinkUrl = `http://127.0.0.1:${(sink.address() as AddressInfo).port}/`
   const controller = await startController({
-    brokers,
+    brokers: brokers(),
     port: 0,
     prefix,
     buckets: 2,
     logger: createLogger('test', 'error')
   })
   const dispatcher = await startDispatcher({
-    brokers,
+    brokers: brokers(),
     prefix,
     buckets: 2,
     id: 'dispatcher-0',
@@ -44,7 +43,7 @@ test('a controller’s /metrics shows a source’s placements and its lag, which
     capacity: 4
   })
   const plane = await startKafkaSourcePlane(dispatcher, {
-    brokers,
+    brokers: brokers(),
     prefix,
     serviceUrlTemplate: 'http://127.0.0.1/{name}',
     log: () => undefined
@@ -66,7 +65,7 @@ test('a controller’s /metrics shows a source’s placements and its lag, which
       kind: 'KafkaSource',
       metadata: { name: 'held' },
       spec: {
-        bootstrapServers: brokers,
+        bootstrapServers: brokers(),
         topics: [topic],
         consumers: 2,
         initialOffset: 'earliest',
@@ -75,7 +74,7 @@ test('a controller’s /metrics shows a source’s placements and its lag, which
     })
   })
   assert.equal(created.status, 201)
-  const producer = new Producer({ clientId: 'test', bootstrapBrokers: brokers, idempotent: true })
+  const producer = new Producer({ clientId: 'test', bootstrapBrokers: brokers(), idempotent: true })
   await producer.send({
     acks: -1,
     messages: Array.from({ length: 30 }, (_, i) => ({ topic, value: Buffer.from(`r${i}`), partition: i % 2 }))

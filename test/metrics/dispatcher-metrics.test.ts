@@ -8,7 +8,10 @@ import { DEFAULT_SERVICE_URL_TEMPLATE } from '../../src/api/index.ts'
 import { startKafkaSourcePlane } from '../../src/dispatcher/index.ts'
 import { ensureTopics } from '../../src/kafka/index.ts'
 import { DispatcherMetrics, startMetricsServer } from '../../src/metrics/index.ts'
-import { brokers, eventually, http, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import { startControllerProcess } from '../helpers/controllers.ts'
+import { http } from '../helpers/http.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 import { testDispatcher } from '../dispatcher/helpers.ts'
 import { parseExposition, samplesOf, valueOf } from './prom-text.ts'
 
@@ -16,11 +19,9 @@ const KS = '/apis/sources.knative.dev/v1beta1/namespaces/default/kafkasources'
 
 describe('a dispatcher’s /metrics against the real broker', () => {
   it('counts records consumed, attempts by status class and dead-lettered events as a real sink answers', async () => {
-    const prefix = uniquePrefix('metrics')
+    const prefix = uniqueName('metrics')
     const topic = `${prefix}-topic`
-    await ensureTopics({ brokers: brokers().split(','), clientId: prefix }, [
-      { name: topic, partitions: 1, configs: {} }
-    ])
+    await ensureTopics({ brokers: brokers(), clientId: prefix }, [{ name: topic, partitions: 1, configs: {} }])
     // One loopback sink: /ok takes every event, /bad refuses every one, /dls is the dead letter sink.
     const sink = createServer((req, res) => {
       req.resume()
@@ -33,7 +34,7 @@ describe('a dispatcher’s /metrics against the real broker', () => {
     const dispatcher = await testDispatcher(prefix, 'dispatcher-0', { capacity: 10 })
     const metrics = new DispatcherMetrics({ dispatcher, capacity: { consumer: 10, schedule: 1000 } })
     const plane = await startKafkaSourcePlane(dispatcher, {
-      brokers: brokers().split(','),
+      brokers: brokers(),
       prefix,
       serviceUrlTemplate: DEFAULT_SERVICE_URL_TEMPLATE,
       observer: metrics.observer,
@@ -59,7 +60,7 @@ describe('a dispatcher’s /metrics against the real broker', () => {
         const created = await http(
           'POST',
           `${controller.url}${KS}`,
-          `apiVersion: sources.knative.dev/v1beta1\nkind: KafkaSource\nmetadata: {name: ${name}}\nspec:\n  bootstrapServers: [${brokers()}]\n  topics: [${topic}]\n  consumers: 1\n  initialOffset: earliest\n  ${delivery}\n`
+          `apiVersion: sources.knative.dev/v1beta1\nkind: KafkaSource\nmetadata: {name: ${name}}\nspec:\n  bootstrapServers: [${brokers().join(',')}]\n  topics: [${topic}]\n  consumers: 1\n  initialOffset: earliest\n  ${delivery}\n`
         )
         assert.equal(created.status, 201, JSON.stringify(created.body))
       }
@@ -76,7 +77,7 @@ describe('a dispatcher’s /metrics against the real broker', () => {
         'both sources running on the dispatcher'
       )
 
-      const producer = new Producer({ clientId: prefix, bootstrapBrokers: brokers().split(','), idempotent: true })
+      const producer = new Producer({ clientId: prefix, bootstrapBrokers: brokers(), idempotent: true })
       await producer.send({
         acks: -1,
         messages: [1, 2, 3].map(n => ({ topic, key: Buffer.from(`k${n}`), value: Buffer.from(`v${n}`) }))

@@ -3,15 +3,15 @@ import { execFile } from 'node:child_process'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
 import { parseTotal } from '../../src/perf/index.ts'
-import { shoalBin } from '../helpers/controllers.ts'
-import { bootstrapServers, uniqueName } from '../helpers/kafka.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { shoalBin } from '../helpers/processes.ts'
 
 const run = promisify(execFile)
 
 /** Runs `shoal perf …` as a user would, with stdout a pipe (so plain lines, no bar). */
 async function perf(args: readonly string[]): Promise<{ stdout: string; stderr: string }> {
   return run(process.execPath, [shoalBin, 'perf', ...args], {
-    env: { ...process.env, KAFKA_BOOTSTRAP_SERVERS: bootstrapServers() },
+    env: { ...process.env, KAFKA_BOOTSTRAP_SERVERS: brokers().join(',') },
     timeout: 120_000
   })
 }

@@ -13,7 +13,11 @@ import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { after, describe, it } from 'node:test'
 import { promisify } from 'node:util'
-import { eventually, http, shoalBin, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import { startControllerProcess } from '../helpers/controllers.ts'
+import { http } from '../helpers/http.ts'
+import { uniqueName } from '../helpers/kafka.ts'
+import { shoalBin } from '../helpers/processes.ts'
+import { eventually } from '../helpers/wait.ts'
 import { startDispatcherProcess, startZonedDispatchers } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
 import {
@@ -50,7 +54,7 @@ after(async () => {
 
 describe('PingSources through pool churn', () => {
   it('cordon, SIGKILL, uncordon and a join: no second missing, at most 4 s duplicated per source per move', async () => {
-    const prefix = uniquePrefix('ping-churn')
+    const prefix = uniqueName('ping-churn')
     const sink = await new TickSink().start()
     leftovers.add({ stop: () => sink.close() })
     const controller = await startControllerProcess(prefix, LIVENESS)

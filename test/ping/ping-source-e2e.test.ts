@@ -5,8 +5,11 @@ import type { IncomingHttpHeaders, Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { LATE_EXTENSION, tickEventId } from '../../src/ping/index.ts'
-import { eventually, http, startControllerProcess, uniquePrefix } from '../helpers/controllers.ts'
+import { startControllerProcess } from '../helpers/controllers.ts'
 import type { ControllerProcess } from '../helpers/controllers.ts'
+import { http } from '../helpers/http.ts'
+import { uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 import { startDispatcherProcess, startZonedDispatchers } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
 
@@ -70,7 +73,7 @@ describe('PingSource end to end, one dispatcher', () => {
         ? 503
         : 202
     )
-    const prefix = uniquePrefix('ping')
+    const prefix = uniqueName('ping')
     controller = await startControllerProcess(prefix)
     dispatcher = await startDispatcherProcess(prefix, 'dispatcher-0', 'a', 'a-1', 10)
   })
@@ -213,7 +216,7 @@ function assertSentOnce(delivered: readonly Received[], times: readonly string[]
 /** A controller, two dispatchers in two zones, and a PingSource `tick` firing every second, placed. */
 async function tickingOnTwoDispatchers(name: string) {
   const sink = await startSink()
-  const prefix = uniquePrefix(name)
+  const prefix = uniqueName(name)
   const controller = await startControllerProcess(prefix, LIVENESS)
   const dispatchers = new Map<string, DispatcherProcess>()
   const stop = async () => {

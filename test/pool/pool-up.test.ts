@@ -3,7 +3,10 @@ import { spawn } from 'node:child_process'
 import { describe, it } from 'node:test'
 import { ensureTopics } from '../../src/kafka/index.ts'
 import { KS, RecordingProducer, countingSink, kafkaSource, sourceAt } from '../autoscale/harness.ts'
-import { brokers, captureOutput, eventually, http, shoalBin, uniquePrefix } from '../helpers/controllers.ts'
+import { http } from '../helpers/http.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { captureOutput, shoalBin } from '../helpers/processes.ts'
+import { eventually } from '../helpers/wait.ts'
 
 interface PoolView {
   desired: number
@@ -18,17 +21,15 @@ interface PoolView {
 // dispatchers of 2 slots each makes it start two more; deleting the source makes it drain and stop them again.
 describe('shoal up --dispatchers MIN..MAX', () => {
   it('starts dispatchers until nothing is pending, and stops them when the load goes away', async () => {
-    const prefix = uniquePrefix('pool-up')
+    const prefix = uniqueName('pool-up')
     const topic = `${prefix}-topic`
-    await ensureTopics({ brokers: brokers().split(','), clientId: 'pool-up' }, [
-      { name: topic, partitions: 6, configs: {} }
-    ])
+    await ensureTopics({ brokers: brokers(), clientId: 'pool-up' }, [{ name: topic, partitions: 6, configs: {} }])
     const sink = await countingSink()
     const producer = new RecordingProducer()
     const up = spawn(
       process.execPath,
       [
-        ...[shoalBin, 'up', '--kafka', brokers(), '--port', '0', '--prefix', prefix, '--no-demo'],
+        ...[shoalBin, 'up', '--kafka', brokers().join(','), '--port', '0', '--prefix', prefix, '--no-demo'],
         ...['--dispatchers', '1..3', '--zones', 'a,b,c', '--dispatcher-capacity', '2', '--pool-stabilization', '2s']
       ],
       { env: { ...process.env, SHOAL_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] }

@@ -16,7 +16,10 @@ import { after, before, describe, it } from 'node:test'
 import { Admin, Consumer, Producer } from '@platformatic/kafka'
 import { IsolationLevels, ensureTopics, startEmbeddedKafka } from '../../src/kafka/index.ts'
 import type { EmbeddedKafka } from '../../src/kafka/index.ts'
-import { eventually, http, shoalBin, uniquePrefix } from '../helpers/controllers.ts'
+import { http } from '../helpers/http.ts'
+import { uniqueName } from '../helpers/kafka.ts'
+import { shoalBin } from '../helpers/processes.ts'
+import { eventually } from '../helpers/wait.ts'
 
 const PASSWORD = `scram-${randomBytes(9).toString('hex')}`
 const WRONG = `wrong-${randomBytes(9).toString('hex')}`
@@ -126,7 +129,7 @@ async function startShoal(
 
 describe('a KafkaSource over SASL_SSL with its credentials in a Secret', () => {
   const dir = mkdtempSync(join(tmpdir(), 'shoal-secrets-'))
-  const prefix = uniquePrefix('secrets')
+  const prefix = uniqueName('secrets')
   const topic = `${prefix}-events`
   const wakeTopic = `${prefix}-wake`
   let kafka: EmbeddedKafka

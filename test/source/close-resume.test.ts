@@ -2,13 +2,13 @@ import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
 import { SourceRunner } from '../../src/source/index.ts'
 import type { KafkaSourceSpec, Outcome, SourceRecord } from '../../src/source/index.ts'
-import { eventually, uniquePrefix } from '../helpers/controllers.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 import {
   Collector,
   committedOffsets,
   createTopic,
   endOffsets,
-  kafkaBrokers,
   messages,
   produce,
   runnerOf,
@@ -22,7 +22,7 @@ describe('SourceRunner close and resume', () => {
   })
 
   it('drains in-flight deliveries and commits on close; a new runner resumes after them with no redelivery', async () => {
-    const name = uniquePrefix('resume')
+    const name = uniqueName('resume')
     const partitions = 4
     await createTopic(name, partitions)
     await produce(name, messages(800, partitions))
@@ -43,7 +43,7 @@ describe('SourceRunner close and resume', () => {
       return 'delivered'
     }
     const a = new SourceRunner({
-      brokers: kafkaBrokers(),
+      brokers: brokers(),
       source,
       vreplicas: 2,
       dispatcherId: 'dispatcher-0',
@@ -65,7 +65,7 @@ describe('SourceRunner close and resume', () => {
 
     const second = new Collector()
     const b = new SourceRunner({
-      brokers: kafkaBrokers(),
+      brokers: brokers(),
       source,
       vreplicas: 2,
       dispatcherId: 'dispatcher-0',
@@ -90,7 +90,7 @@ describe('SourceRunner close and resume', () => {
   })
 
   it('restarted under the same dispatcher id without leaving, takes its partitions back without a rebalance', async () => {
-    const name = uniquePrefix('restart')
+    const name = uniqueName('restart')
     await createTopic(name, 4)
     const source: KafkaSourceSpec = {
       key: `KafkaSource/default/${name}`,
@@ -102,7 +102,7 @@ describe('SourceRunner close and resume', () => {
     const collector = new Collector()
     const start = (): SourceRunner =>
       new SourceRunner({
-        brokers: kafkaBrokers(),
+        brokers: brokers(),
         source,
         vreplicas: 2,
         dispatcherId: 'dispatcher-7',
@@ -142,7 +142,7 @@ describe('SourceRunner close and resume', () => {
     await eventually(async () => (collector.distinct === 40 ? true : undefined), 60_000, 'records after the restart')
   })
   it('cuts requests still on the wire once the drain is over, and commits only what was handled', async () => {
-    const name = uniquePrefix('cut')
+    const name = uniqueName('cut')
     await createTopic(name, 1)
     await produce(name, messages(5, 1))
     let started = 0

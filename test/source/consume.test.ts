@@ -4,17 +4,9 @@ import type { AddressInfo } from 'node:net'
 import { after, describe, it } from 'node:test'
 import { SourceRunner } from '../../src/source/index.ts'
 import type { Outcome, SourceRecord } from '../../src/source/index.ts'
-import { eventually, uniquePrefix } from '../helpers/controllers.ts'
-import {
-  Collector,
-  committedOffsets,
-  createTopic,
-  endOffsets,
-  kafkaBrokers,
-  messages,
-  produce,
-  testLog
-} from './helpers.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
+import { Collector, committedOffsets, createTopic, endOffsets, messages, produce, testLog } from './helpers.ts'
 
 describe('SourceRunner consuming', () => {
   const cleanup: Array<() => Promise<unknown>> = []
@@ -23,13 +15,13 @@ describe('SourceRunner consuming', () => {
   })
 
   it('hands every one of 2,000 records over 6 partitions to deliver with 3 vreplicas, and commits them all', async () => {
-    const name = uniquePrefix('all')
+    const name = uniqueName('all')
     await createTopic(name, 6)
     await produce(name, messages(2000, 6))
     const collector = new Collector()
     const log: string[] = []
     const runner = new SourceRunner({
-      brokers: kafkaBrokers(),
+      brokers: brokers(),
       source: {
         key: `KafkaSource/default/${name}`,
         groupId: name,
@@ -65,7 +57,7 @@ describe('SourceRunner consuming', () => {
   })
 
   it('keeps each partition in order in ordered mode while deliver fails and is retried', async () => {
-    const name = uniquePrefix('ordered')
+    const name = uniqueName('ordered')
     await createTopic(name, 3)
     const produced = messages(300, 3)
     await produce(name, produced)
@@ -84,7 +76,7 @@ describe('SourceRunner consuming', () => {
       return 'delivered'
     }
     const runner = new SourceRunner({
-      brokers: kafkaBrokers(),
+      brokers: brokers(),
       source: {
         key: `KafkaSource/default/${name}`,
         groupId: name,
@@ -116,7 +108,7 @@ describe('SourceRunner consuming', () => {
   })
 
   it('delivers to a real HTTP sink on loopback, retrying what the sink refuses', async () => {
-    const name = uniquePrefix('http')
+    const name = uniqueName('http')
     await createTopic(name, 4)
     await produce(name, messages(400, 4))
     const received = new Map<string, number>()
@@ -153,7 +145,7 @@ describe('SourceRunner consuming', () => {
       return 'delivered'
     }
     const runner = new SourceRunner({
-      brokers: kafkaBrokers(),
+      brokers: brokers(),
       source: {
         key: `KafkaSource/default/${name}`,
         groupId: name,

@@ -5,8 +5,9 @@ import { fileURLToPath } from 'node:url'
 import { after, describe, it } from 'node:test'
 import { SourceRunner } from '../../src/source/index.ts'
 import type { SourceRecord } from '../../src/source/index.ts'
-import { eventually, uniquePrefix } from '../helpers/controllers.ts'
-import { committedOffsets, createTopic, kafkaBrokers, messages, produce, testLog } from './helpers.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
+import { committedOffsets, createTopic, messages, produce, testLog } from './helpers.ts'
 
 const fixture = fileURLToPath(new URL('./fixtures/crash-runner.ts', import.meta.url))
 
@@ -17,13 +18,13 @@ describe('SourceRunner after a crash', () => {
   })
 
   it('loses nothing when its process is killed, and redelivers only from the last committed offsets', async () => {
-    const name = uniquePrefix('crash')
+    const name = uniqueName('crash')
     const partitions = 4
     const total = 6000
     await createTopic(name, partitions)
     await produce(name, messages(total, partitions))
 
-    const child = spawn(process.execPath, [fixture, kafkaBrokers().join(','), name, 'dispatcher-3'], {
+    const child = spawn(process.execPath, [fixture, brokers().join(','), name, 'dispatcher-3'], {
       stdio: ['ignore', 'pipe', 'pipe']
     })
     // 'close', not 'exit': the lines it printed before the kill may still be in the pipe when it exits, and a
@@ -49,7 +50,7 @@ describe('SourceRunner after a crash', () => {
     // The same dispatcher comes back: its static members take their partitions over at once.
     const afterCrash: SourceRecord[] = []
     const runner = new SourceRunner({
-      brokers: kafkaBrokers(),
+      brokers: brokers(),
       source: {
         key: `KafkaSource/default/${name}`,
         groupId: name,

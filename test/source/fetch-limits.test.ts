@@ -14,10 +14,11 @@ import { Admin } from '@platformatic/kafka'
 import { LogTailer } from '../../src/kafka/index.ts'
 import type { LogRecord } from '../../src/kafka/index.ts'
 import type { FetchLimits } from '../../src/kafka/index.ts'
-import { eventually, uniquePrefix } from '../helpers/controllers.ts'
-import { Collector, committedOffsets, createTopic, endOffsets, kafkaBrokers, runnerOf, testLog } from './helpers.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
+import { Collector, committedOffsets, createTopic, endOffsets, runnerOf, testLog } from './helpers.ts'
 
-const kafka = new Kafka({ clientId: 'fetch-limits', brokers: kafkaBrokers(), logLevel: logLevel.NOTHING })
+const kafka = new Kafka({ clientId: 'fetch-limits', brokers: brokers(), logLevel: logLevel.NOTHING })
 
 async function withProducer<T>(
   options: { transactionalId?: string },
@@ -104,7 +105,7 @@ describe('fetch answers a real broker gives', () => {
     it(`delivers batches larger than the per-partition limit on every partition (${ordering})`, async () => {
       // Six partitions each holding one ~800 KiB batch: 256 KiB per partition in a fetch, so only the first
       // partition with data gets its batch in an answer; the others are answered empty while they hold data.
-      const topic = uniquePrefix(`big-batches-${ordering}`)
+      const topic = uniqueName(`big-batches-${ordering}`)
       await createTopic(topic, 6)
       await withProducer({}, async producer => {
         await producer.send({ topic, acks: -1, messages: [0, 1, 2, 3, 4, 5].flatMap(p => batchOf(p, 800, 1_000)) })
@@ -115,7 +116,7 @@ describe('fetch answers a real broker gives', () => {
   }
 
   it('delivers records up to the broker’s maximum size, and compressed batches larger than the limits', async () => {
-    const topic = uniquePrefix('max-size')
+    const topic = uniqueName('max-size')
     await createTopic(topic, 4)
     await withProducer({}, async producer => {
       // Records of ~1 MB, each its own batch (the broker's default maximum is 1 MiB a batch).
@@ -141,7 +142,7 @@ describe('fetch answers a real broker gives', () => {
   it("delivers every partition when the answer's total limit is used up by the others", async () => {
     // Batches that fit the per-partition limit, twelve of them past the total one: an answer fills up with the
     // first partitions' batches and answers the rest empty. Small limits, so the test writes little.
-    const topic = uniquePrefix('total-limit')
+    const topic = uniqueName('total-limit')
     await createTopic(topic, 12)
     await withProducer({}, async producer => {
       for (let round = 0; round < 3; round++) {
@@ -160,7 +161,7 @@ describe('fetch answers a real broker gives', () => {
   })
 
   it('delivers the committed transactions among large aborted ones, and commits past the markers', async () => {
-    const topic = uniquePrefix('big-tx')
+    const topic = uniqueName('big-tx')
     await createTopic(topic, 3)
     const committed: Array<[number, bigint[]]> = [
       [0, []],
@@ -195,7 +196,7 @@ describe('fetch answers a real broker gives', () => {
 
 describe('the log tailer on answers a real broker gives', () => {
   it('reads every record of every partition when answers come back empty for partitions with data', async () => {
-    const topic = uniquePrefix('tailer-limits')
+    const topic = uniqueName('tailer-limits')
     await createTopic(topic, 8)
     await withProducer({}, async producer => {
       await producer.send({
@@ -208,7 +209,7 @@ describe('the log tailer on answers a real broker gives', () => {
     // 120 KB batches against 64 KiB per partition and 128 KiB in all: partition limits and the total limit both
     // leave partitions with data answered empty.
     const tailer = new LogTailer({
-      connection: { brokers: kafkaBrokers(), clientId: `${topic}-tailer` },
+      connection: { brokers: brokers(), clientId: `${topic}-tailer` },
       topics: [topic],
       onRecord: r => seen.push(r),
       fetchLimits: { maxBytes: 128 * 1024, partitionMaxBytes: 64 * 1024 }
@@ -225,12 +226,12 @@ describe('the log tailer on answers a real broker gives', () => {
   })
 
   it('reads on from the log start when records below its position were deleted', async () => {
-    const topic = uniquePrefix('tailer-deleted')
+    const topic = uniqueName('tailer-deleted')
     await createTopic(topic, 2)
     await withProducer({}, async producer => {
       await producer.send({ topic, acks: -1, messages: [0, 1].flatMap(p => batchOf(p, 10, 100)) })
     })
-    const admin = new Admin({ clientId: `${topic}-admin`, bootstrapBrokers: kafkaBrokers() })
+    const admin = new Admin({ clientId: `${topic}-admin`, bootstrapBrokers: brokers() })
     try {
       await admin.deleteRecords({ topics: [{ name: topic, partitions: [{ partition: 0, offset: 5n }] }] })
     } finally {
@@ -238,7 +239,7 @@ describe('the log tailer on answers a real broker gives', () => {
     }
     const seen: LogRecord[] = []
     const tailer = new LogTailer({
-      connection: { brokers: kafkaBrokers(), clientId: `${topic}-tailer` },
+      connection: { brokers: brokers(), clientId: `${topic}-tailer` },
       topics: [topic],
       onRecord: r => seen.push(r)
     })

@@ -4,8 +4,9 @@ import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
 import { Admin } from '@platformatic/kafka'
 import type { Outcome, SourceRecord } from '../../src/source/index.ts'
-import { eventually, uniquePrefix } from '../helpers/controllers.ts'
-import { Collector, createTopic, kafkaBrokers, messages, produce, runnerOf } from './helpers.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
+import { Collector, createTopic, messages, produce, runnerOf } from './helpers.ts'
 
 /**
  * A sink that takes 4 s a record — longer than the two rebalance rounds that move a partition, shorter than the
@@ -37,7 +38,7 @@ describe('a KafkaSource group changing under its members', () => {
   })
 
   it('hands over the partitions of a member that is closing: no record in delivery on two members at once', async () => {
-    const name = uniquePrefix('close-revoke')
+    const name = uniqueName('close-revoke')
     await createTopic(name, 2)
     await produce(name, messages(6, 2))
     const sink = new SlowSink()
@@ -59,7 +60,7 @@ describe('a KafkaSource group changing under its members', () => {
   })
 
   it('hands a partition over on a scale-up: its next owner starts after the former owner’s requests are answered', async () => {
-    const name = uniquePrefix('handover')
+    const name = uniqueName('handover')
     await createTopic(name, 2)
     await produce(name, messages(6, 2))
     const sink = new SlowSink()
@@ -84,7 +85,7 @@ describe('a KafkaSource group changing under its members', () => {
   })
 
   it('gives a member that joins a full group its share (the client’s own assignor left it with none)', async () => {
-    const name = uniquePrefix('join-full')
+    const name = uniqueName('join-full')
     await createTopic(name, 12)
     const collector = new Collector()
     const first = runnerOf(name, collector.deliver, {}, { vreplicas: 4 })
@@ -109,7 +110,7 @@ describe('a KafkaSource group changing under its members', () => {
 
   for (const vreplicas of [1, 2]) {
     it(`delivers the records of partitions added to the topic while ${vreplicas} member(s) run`, async () => {
-      const name = uniquePrefix(`grow-${vreplicas}`)
+      const name = uniqueName(`grow-${vreplicas}`)
       await createTopic(name, 2)
       const collector = new Collector()
       const runner = runnerOf(name, collector.deliver, {}, { vreplicas })
@@ -119,7 +120,7 @@ describe('a KafkaSource group changing under its members', () => {
         { partition: 1, value: 'p1' }
       ])
       await eventually(async () => (collector.distinct === 2 ? true : undefined), 60_000, 'the first partitions')
-      const admin = new Admin({ clientId: `${name}-admin`, bootstrapBrokers: kafkaBrokers() })
+      const admin = new Admin({ clientId: `${name}-admin`, bootstrapBrokers: brokers() })
       try {
         await admin.createPartitions({ topics: [{ name, count: 4 }] })
       } finally {

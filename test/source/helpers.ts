@@ -9,14 +9,10 @@ import type {
   SourceRecord,
   SourceRunnerOptions
 } from '../../src/source/index.ts'
-import { brokers } from '../helpers/controllers.ts'
-
-export function kafkaBrokers(): string[] {
-  return brokers().split(',')
-}
+import { brokers } from '../helpers/kafka.ts'
 
 export async function createTopic(name: string, partitions: number): Promise<void> {
-  await ensureTopics({ brokers: kafkaBrokers(), clientId: `test-${name}` }, [{ name, partitions, configs: {} }])
+  await ensureTopics({ brokers: brokers(), clientId: `test-${name}` }, [{ name, partitions, configs: {} }])
 }
 
 export interface TestMessage {
@@ -30,7 +26,7 @@ export async function produce(topic: string, messages: readonly TestMessage[]): 
   // Idempotent: a send retried while the new topic's leader settles is written once.
   const producer = new Producer({
     clientId: `test-producer-${topic}`,
-    bootstrapBrokers: kafkaBrokers(),
+    bootstrapBrokers: brokers(),
     idempotent: true
   })
   try {
@@ -92,7 +88,7 @@ export class Collector {
 
 /** The group's committed offsets of a topic's partitions (-1 where none). */
 export async function committedOffsets(groupId: string, topic: string, partitions: number): Promise<bigint[]> {
-  const admin = new Admin({ clientId: `test-offsets-${groupId}`, bootstrapBrokers: kafkaBrokers() })
+  const admin = new Admin({ clientId: `test-offsets-${groupId}`, bootstrapBrokers: brokers() })
   try {
     const [group] = await admin.listConsumerGroupOffsets({
       groups: [
@@ -110,7 +106,7 @@ export async function committedOffsets(groupId: string, topic: string, partition
 
 /** The end (high watermark) of each partition of a topic. */
 export async function endOffsets(topic: string, partitions: number): Promise<bigint[]> {
-  const admin = new Admin({ clientId: `test-ends-${topic}`, bootstrapBrokers: kafkaBrokers() })
+  const admin = new Admin({ clientId: `test-ends-${topic}`, bootstrapBrokers: brokers() })
   try {
     const [listed] = await admin.listOffsets({
       topics: [
@@ -133,7 +129,7 @@ export async function describeGroup(
   groupId: string,
   topic: string
 ): Promise<{ state: string; members: Map<string, number[]> }> {
-  const admin = new Admin({ clientId: `test-describe-${groupId}`, bootstrapBrokers: kafkaBrokers() })
+  const admin = new Admin({ clientId: `test-describe-${groupId}`, bootstrapBrokers: brokers() })
   try {
     const group = (await admin.describeGroups({ groups: [groupId] })).get(groupId)
     const members = new Map<string, number[]>()
@@ -166,7 +162,7 @@ export function runnerOf(
   options: Partial<Omit<SourceRunnerOptions, 'source' | 'deliver'>> = {}
 ): SourceRunner {
   return new SourceRunner({
-    brokers: kafkaBrokers(),
+    brokers: brokers(),
     source: {
       key: `KafkaSource/default/${name}`,
       groupId: name,

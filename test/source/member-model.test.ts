@@ -17,8 +17,9 @@ import { Kafka, logLevel } from 'kafkajs'
 import type { Producer } from 'kafkajs'
 import { SourceRunner } from '../../src/source/index.ts'
 import type { Ordering, Outcome, SourceRecord } from '../../src/source/index.ts'
-import { eventually, uniquePrefix } from '../helpers/controllers.ts'
-import { committedOffsets, createTopic, endOffsets, kafkaBrokers, testLog } from './helpers.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
+import { committedOffsets, createTopic, endOffsets, testLog } from './helpers.ts'
 
 const PARTITIONS = 6
 const RUNS = Number(process.env['SHOAL_MODEL_RUNS'] ?? 3)
@@ -69,7 +70,7 @@ class Real {
     let runner = this.runners[i]
     if (runner === undefined) {
       runner = new SourceRunner({
-        brokers: kafkaBrokers(),
+        brokers: brokers(),
         source: {
           key: `KafkaSource/default/${this.topic}`,
           groupId: this.topic,
@@ -195,7 +196,7 @@ const commands = [
 ]
 
 describe('a KafkaSource member’s partition life, model-based on the real broker', () => {
-  const kafka = new Kafka({ clientId: 'member-model', brokers: kafkaBrokers(), logLevel: logLevel.NOTHING })
+  const kafka = new Kafka({ clientId: 'member-model', brokers: brokers(), logLevel: logLevel.NOTHING })
   const producer = kafka.producer({ allowAutoTopicCreation: false, idempotent: true, maxInFlightRequests: 1 })
   after(() => producer.disconnect())
 
@@ -204,7 +205,7 @@ describe('a KafkaSource member’s partition life, model-based on the real broke
       await producer.connect()
       await fc.assert(
         fc.asyncProperty(fc.commands(commands, { size: 'medium', maxCommands: 10 }), async cmds => {
-          const topic = uniquePrefix(`model-${ordering}`)
+          const topic = uniqueName(`model-${ordering}`)
           await createTopic(topic, PARTITIONS)
           const real = new Real(topic, ordering, producer)
           const model: Model = { ends: Array.from({ length: PARTITIONS }, () => 0n) }

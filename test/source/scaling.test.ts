@@ -2,14 +2,14 @@ import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
 import { SourceRunner, commitInitialOffsets } from '../../src/source/index.ts'
 import type { Outcome, SourceRecord } from '../../src/source/index.ts'
-import { eventually, uniquePrefix } from '../helpers/controllers.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 import {
   Collector,
   committedOffsets,
   createTopic,
   describeGroup,
   endOffsets,
-  kafkaBrokers,
   messages,
   produce,
   testLog
@@ -22,11 +22,11 @@ describe('SourceRunner scaling', () => {
   })
 
   it('created at latest with zero vreplicas, delivers the record that wakes it once scaled to one', async () => {
-    const name = uniquePrefix('wake')
+    const name = uniqueName('wake')
     await createTopic(name, 3)
     await produce(name, messages(30, 3, 'before'))
     const result = await commitInitialOffsets({
-      brokers: kafkaBrokers(),
+      brokers: brokers(),
       groupId: name,
       topics: [name],
       initialOffset: 'latest'
@@ -34,7 +34,7 @@ describe('SourceRunner scaling', () => {
     assert.equal(result.committed.length, 3)
     assert.deepEqual(await committedOffsets(name, name, 3), [10n, 10n, 10n])
     const again = await commitInitialOffsets({
-      brokers: kafkaBrokers(),
+      brokers: brokers(),
       groupId: name,
       topics: [name],
       initialOffset: 'earliest'
@@ -47,7 +47,7 @@ describe('SourceRunner scaling', () => {
 
     const collector = new Collector()
     const runner = new SourceRunner({
-      brokers: kafkaBrokers(),
+      brokers: brokers(),
       source: {
         key: `KafkaSource/default/${name}`,
         groupId: name,
@@ -70,11 +70,11 @@ describe('SourceRunner scaling', () => {
   })
 
   it('commitInitialOffsets at earliest, and refuses a topic that does not exist', async () => {
-    const name = uniquePrefix('earliest')
+    const name = uniqueName('earliest')
     await createTopic(name, 2)
     await produce(name, messages(10, 2))
     const result = await commitInitialOffsets({
-      brokers: kafkaBrokers(),
+      brokers: brokers(),
       groupId: name,
       topics: [name],
       initialOffset: 'earliest'
@@ -83,7 +83,7 @@ describe('SourceRunner scaling', () => {
     assert.deepEqual(await committedOffsets(name, name, 2), [0n, 0n])
     await assert.rejects(
       commitInitialOffsets({
-        brokers: kafkaBrokers(),
+        brokers: brokers(),
         groupId: name,
         topics: [`${name}-missing`],
         initialOffset: 'latest'
@@ -93,7 +93,7 @@ describe('SourceRunner scaling', () => {
   })
 
   it('loses nothing while scaled 1 → 3 → 1 during consumption, and stops only the members it removes', async () => {
-    const name = uniquePrefix('scale')
+    const name = uniqueName('scale')
     const partitions = 6
     await createTopic(name, partitions)
     const collector = new Collector()
@@ -103,7 +103,7 @@ describe('SourceRunner scaling', () => {
       return 'delivered'
     }
     const runner = new SourceRunner({
-      brokers: kafkaBrokers(),
+      brokers: brokers(),
       source: {
         key: `KafkaSource/default/${name}`,
         groupId: name,

@@ -3,8 +3,9 @@ import { after, describe, it } from 'node:test'
 import { GROUP_SESSION_TIMEOUT_MS } from '../../src/kafka/index.ts'
 import { SourceRunner } from '../../src/source/index.ts'
 import type { Outcome, SourceRecord } from '../../src/source/index.ts'
-import { eventually, uniquePrefix } from '../helpers/controllers.ts'
-import { createTopic, describeGroup, kafkaBrokers, messages, produce, testLog } from './helpers.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
+import { createTopic, describeGroup, messages, produce, testLog } from './helpers.ts'
 
 const SLOW_MS = 8_000
 
@@ -16,7 +17,7 @@ describe('SourceRunner with a slow sink', () => {
 
   it('keeps its group session through deliveries longer than the session timeout, fetching no more than its window', async () => {
     assert.ok(SLOW_MS > GROUP_SESSION_TIMEOUT_MS)
-    const name = uniquePrefix('slow')
+    const name = uniqueName('slow')
     await createTopic(name, 4)
     const slow = new Set<string>()
     const done: string[] = []
@@ -34,7 +35,7 @@ describe('SourceRunner with a slow sink', () => {
     }
     const maxInFlight = 3
     const runner = new SourceRunner({
-      brokers: kafkaBrokers(),
+      brokers: brokers(),
       source: {
         key: `KafkaSource/default/${name}`,
         groupId: name,

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
 import { Producer } from '@platformatic/kafka'
 import { SourceRunner } from '../../src/source/index.ts'
-import { eventually, uniquePrefix } from '../helpers/controllers.ts'
-import { Collector, committedOffsets, createTopic, endOffsets, kafkaBrokers, testLog } from './helpers.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
+import { Collector, committedOffsets, createTopic, endOffsets, testLog } from './helpers.ts'
 
 describe('SourceRunner on a transactional topic', () => {
   const cleanup: Array<() => Promise<unknown>> = []
@@ -12,11 +13,11 @@ describe('SourceRunner on a transactional topic', () => {
   })
 
   it('delivers committed transactions only, and commits past the markers (lag 0 once drained)', async () => {
-    const topic = uniquePrefix('tx')
+    const topic = uniqueName('tx')
     await createTopic(topic, 1)
     const producer = new Producer({
       clientId: `${topic}-producer`,
-      bootstrapBrokers: kafkaBrokers(),
+      bootstrapBrokers: brokers(),
       transactionalId: `${topic}-tx`,
       idempotent: true,
       acks: -1
@@ -34,7 +35,7 @@ describe('SourceRunner on a transactional topic', () => {
 
     const collector = new Collector()
     const runner = new SourceRunner({
-      brokers: kafkaBrokers(),
+      brokers: brokers(),
       source: {
         key: `KafkaSource/default/${topic}`,
         groupId: topic,

@@ -12,17 +12,18 @@ import {
   storeTopics
 } from '../../src/store/index.ts'
 import { ResourceView } from '../../src/store/resource-view.ts'
-import { brokers, eventually, uniquePrefix } from '../helpers/controllers.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 
-const connection = (id: string) => ({ brokers: brokers().split(','), clientId: id })
+const connection = (id: string) => ({ brokers: brokers(), clientId: id })
 
 describe('the log tailer', () => {
   it('reads committed records only: aborted transactions never reach the store', async () => {
-    const topic = uniquePrefix('tail')
+    const topic = uniqueName('tail')
     await ensureTopics(connection('tail-admin'), [{ name: topic, partitions: 1, configs: {} }])
     const producer = new Producer({
       clientId: 'tail-producer',
-      bootstrapBrokers: brokers().split(','),
+      bootstrapBrokers: brokers(),
       transactionalId: `${topic}-tx`,
       idempotent: true,
       acks: -1
@@ -57,7 +58,7 @@ describe('the log tailer', () => {
 
 /** A fresh prefix's store topics with `buckets` partitions, and a view of them kept by a started tailer. */
 async function storeOnTopics(tag: string, buckets: number) {
-  const names = storeNames(uniquePrefix(tag))
+  const names = storeNames(uniqueName(tag))
   await ensureTopics(connection(`${tag}-admin`), storeTopics(names, buckets))
   const view = new ResourceView({
     resources: names.resourcesTopic,
@@ -184,7 +185,7 @@ describe('the bucket writer under concurrent writes', () => {
 
 describe('the resource store', () => {
   it('survives a restart: the same resources with the same resourceVersions', async () => {
-    const prefix = uniquePrefix('restart')
+    const prefix = uniqueName('restart')
     const open = (id: string) =>
       ResourceStore.open({
         connection: connection(id),
@@ -226,7 +227,7 @@ describe('the resource store taking over a bucket', () => {
     // Found by the network lab's zone cut (test/lab/zone-cut.lab.ts): a writer whose InitProducerId failed (the
     // transaction coordinator loading or unreachable) was dropped and never replaced, and its bucket refused
     // every write until the controllers' group rebalanced. Here the first writer of each bucket reaches no broker.
-    const prefix = uniquePrefix('takeover')
+    const prefix = uniqueName('takeover')
     const failed: number[] = []
     const store = await ResourceStore.open({
       connection: connection('takeover'),
@@ -268,11 +269,11 @@ describe('the resource store taking over a bucket', () => {
 
 describe('appendInTransaction', () => {
   it('writes a transaction larger than the broker takes in one request, and names every offset', async () => {
-    const topic = uniquePrefix('append-big')
+    const topic = uniqueName('append-big')
     await ensureTopics(connection('append-admin'), [{ name: topic, partitions: 2, configs: {} }])
     const producer = new Producer({
       clientId: 'append-producer',
-      bootstrapBrokers: brokers().split(','),
+      bootstrapBrokers: brokers(),
       transactionalId: `${topic}-tx`,
       idempotent: true,
       acks: -1
@@ -318,7 +319,7 @@ describe('the resource store whose writer is fenced while it still owns the buck
     // session got its buckets back in the rebalance after it woke, kept its writers — fenced meanwhile by the
     // owners of the generation it missed — and refused every write to those buckets until the next rebalance.
     // Here a writer of another process, on the same transactional id, plays the owner it missed.
-    const prefix = uniquePrefix('refence')
+    const prefix = uniqueName('refence')
     const made: Array<ConstructorParameters<typeof BucketWriter>[0]> = []
     const store = await ResourceStore.open({
       connection: connection('refence'),

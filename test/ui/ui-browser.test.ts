@@ -10,10 +10,10 @@ import { test } from 'node:test'
 import { chromium } from 'playwright-core'
 import type { Page } from 'playwright-core'
 import { createLogger, startController } from '../../src/controller/index.ts'
-import { eventually } from '../helpers/controllers.ts'
+import { brokers, createTopic, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
 import { startDispatcherProcess } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
-import { bootstrapBrokers, createTopic, uniqueName } from '../helpers/kafka.ts'
 
 const CHROMIUM = process.env['SHOAL_CHROMIUM'] ?? '/usr/bin/chromium'
 
@@ -34,12 +34,11 @@ async function shown(page: Page, source: string): Promise<Record<string, number>
 
 test('the dashboard shows a source’s placements per zone and dispatcher, and shows them move when a dispatcher dies', async t => {
   assert.ok(existsSync(CHROMIUM), `no browser at ${CHROMIUM}: run scripts/setup.sh (it installs Debian's chromium)`)
-  const brokers = bootstrapBrokers()
   const prefix = uniqueName('t-ui')
   const topic = uniqueName('ui')
   await createTopic(topic, { partitions: 6 })
   const controller = await startController({
-    brokers,
+    brokers: brokers(),
     port: 0,
     prefix,
     buckets: 4,
@@ -69,7 +68,7 @@ test('the dashboard shows a source’s placements per zone and dispatcher, and s
       apiVersion: 'sources.knative.dev/v1beta1',
       kind: 'KafkaSource',
       metadata: { name: 'orders' },
-      spec: { bootstrapServers: brokers, topics: [topic], consumers: 6, sink: { uri: 'http://127.0.0.1:9/' } }
+      spec: { bootstrapServers: brokers(), topics: [topic], consumers: 6, sink: { uri: 'http://127.0.0.1:9/' } }
     })
   })
   assert.equal(created.status, 201)

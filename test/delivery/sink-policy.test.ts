@@ -4,8 +4,8 @@ import { after, describe, it } from 'node:test'
 import { Deliverer, SinkPolicy, recordToEvent, resolveDeliveryPolicy } from '../../src/delivery/index.ts'
 import type { CloudEvent, DeliveryTarget } from '../../src/delivery/index.ts'
 import { parseDispatcherArgs } from '../../src/dispatcher/index.ts'
-import { startSink } from '../delivery/sink-server.ts'
-import type { TestSink } from '../delivery/sink-server.ts'
+import { startSink } from './sink-server.ts'
+import type { TestSink } from './sink-server.ts'
 
 const open: { close(): Promise<void> }[] = []
 after(async () => {

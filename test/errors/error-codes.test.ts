@@ -3,7 +3,6 @@ import { readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
 import { ErrorCodes } from '../../src/errors/index.ts'
 
-// Lives with the API tests because docs/errors.md is documented alongside the API.
 describe('docs/errors.md', () => {
   const docs = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8')
   const documented = new Set(docs.match(/SHOAL_[A-Z_]+[A-Z]/g) ?? [])

@@ -1,0 +1,28 @@
+// Waiting in tests: on a condition, with a deadline, never on a fixed sleep.
+
+/**
+ * Polls `check` every `pollMs` until it returns something other than `undefined` or `false`, and resolves with
+ * that. Fails after `timeoutMs` with an error naming `what` was awaited (and the last error `check` threw), rather
+ * than hanging until the test runner's timeout.
+ */
+export async function eventually<T>(
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs: number,
+  what: string,
+  pollMs = 100
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  let last: unknown
+  for (;;) {
+    try {
+      const value = await check()
+      if (value !== undefined && value !== false) return value
+    } catch (error) {
+      last = error
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`)
+    }
+    await new Promise(resolve => setTimeout(resolve, pollMs))
+  }
+}
