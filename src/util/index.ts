@@ -1,0 +1,2 @@
+// Shared helpers with no dependencies: nothing here imports from elsewhere in src.
+export { deepFreeze } from './deep-freeze.ts'
