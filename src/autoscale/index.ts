@@ -1,11 +1,4 @@
-export {
-  AUTOSCALE_DEFAULTS,
-  Annotations,
-  KEDA_CLASS,
-  LegacyAnnotations,
-  autoscaleSetting,
-  seconds
-} from './annotations.ts'
+export { AUTOSCALE_DEFAULTS, Annotations, KEDA_CLASS, LegacyAnnotations, autoscaleSetting } from './annotations.ts'
 export type { AutoscaleConfig, AutoscaleSetting } from './annotations.ts'
 export { decide, initialState } from './decide.ts'
 export type { Decision, LagObservation, ScaleReason, ScaleState } from './decide.ts'

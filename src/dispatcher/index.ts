@@ -13,7 +13,6 @@ export { ContractState } from './contract-state.ts'
 export type { ContractApply, ContractEntry } from './contract-state.ts'
 export { dispatcherDefaultsFromEnv } from './env-defaults.ts'
 export type { DispatcherEnvDefaults } from './env-defaults.ts'
-export { parseDurationFlag } from './duration-flag.ts'
 export { INCARNATION_HEADER, nextIncarnation } from './incarnation.ts'
 export {
   DEFAULT_LIVENESS_TIMEOUT_MS,
