@@ -2,3 +2,4 @@
 export { deepFreeze } from './deep-freeze.ts'
 export { notADuration, parseDuration } from './duration.ts'
 export type { BareNumber } from './duration.ts'
+export { RemoteClock } from './remote-clock.ts'
