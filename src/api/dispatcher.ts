@@ -1,7 +1,7 @@
 import { Ajv } from 'ajv'
 import { invalid } from '../errors/index.ts'
 import type { FieldError } from '../errors/index.ts'
-import { deepFreeze } from './freeze.ts'
+import { deepFreeze } from '../util/index.ts'
 import { fieldErrorsOf } from './schema-errors.ts'
 import { DispatcherKind, apiVersionOf } from './kinds.ts'
 import { validateSecret } from './secret.ts'

@@ -2,7 +2,7 @@
 // `additionalProperties: false` everywhere. Rules a schema cannot say well (names, cron, durations, URLs,
 // one-of) live in semantic-checks.ts. The server publishes these in /openapi.json, so they stay plain JSON.
 
-import { deepFreeze } from './freeze.ts'
+import { deepFreeze } from '../util/index.ts'
 
 /** A JSON Schema, as plain JSON. */
 export type Schema = Readonly<Record<string, unknown>>

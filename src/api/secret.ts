@@ -1,7 +1,7 @@
 import { Ajv } from 'ajv'
 import { invalid } from '../errors/index.ts'
 import type { FieldError } from '../errors/index.ts'
-import { deepFreeze } from './freeze.ts'
+import { deepFreeze } from '../util/index.ts'
 import { fieldErrorsOf } from './schema-errors.ts'
 import { checkDns1123Label, checkDns1123Subdomain } from './names.ts'
 import type { ObjectMeta } from './types.ts'

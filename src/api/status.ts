@@ -1,5 +1,5 @@
 import { resolveDestination } from './destination.ts'
-import { deepFreeze } from './freeze.ts'
+import { deepFreeze } from '../util/index.ts'
 import type { Condition, SourceResource, SourceStatus } from './types.ts'
 
 /** Condition types, with Knative's names. */

@@ -1,5 +1,5 @@
 import { invalid } from '../errors/index.ts'
-import { deepFreeze } from './freeze.ts'
+import { deepFreeze } from '../util/index.ts'
 import type { SourceResource } from './types.ts'
 
 /**

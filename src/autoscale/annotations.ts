@@ -1,4 +1,5 @@
 import type { FieldError } from '../errors/index.ts'
+import { parseDuration } from '../util/index.ts'
 
 /** The class value that turns lag-driven autoscaling on (Knative's KEDA integration names it so). */
 export const KEDA_CLASS = 'keda.autoscaling.knative.dev'
@@ -112,19 +113,19 @@ export function autoscaleSetting(annotations: Annotated): AutoscaleSetting {
   )
   const pollingIntervalMs = read(
     [Annotations.POLLING_INTERVAL, LegacyAnnotations.POLLING_INTERVAL],
-    raw => atLeast(seconds(raw), 100),
+    raw => atLeast(parseDuration(raw, 'seconds'), 100),
     d.pollingIntervalMs,
     'a number of seconds of at least 0.1 ("1", "0.5", "500ms")'
   )
   const cooldownPeriodMs = read(
     [Annotations.COOLDOWN_PERIOD, LegacyAnnotations.COOLDOWN_PERIOD],
-    raw => atLeast(seconds(raw), 0),
+    raw => atLeast(parseDuration(raw, 'seconds'), 0),
     d.cooldownPeriodMs,
     'a number of seconds ("30", "30s", "2m")'
   )
   const stabilizationWindowMs = read(
     [Annotations.STABILIZATION_WINDOW],
-    raw => atLeast(seconds(raw), 0),
+    raw => atLeast(parseDuration(raw, 'seconds'), 0),
     cooldownPeriodMs,
     'a number of seconds ("30", "30s", "2m")'
   )
@@ -164,16 +165,6 @@ function wholeNumber(raw: string): number | undefined {
 function positiveWhole(raw: string): number | undefined {
   const n = wholeNumber(raw)
   return n !== undefined && n >= 1 ? n : undefined
-}
-
-const UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }
-
-/** `"30"` (seconds, as Knative and KEDA write them), `"0.5"`, `"500ms"`, `"30s"`, `"2m"` → milliseconds. */
-export function seconds(raw: string): number | undefined {
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(raw)
-  if (!match) return undefined
-  const ms = Math.round(Number(match[1]) * UNITS[match[2] ?? 's']!)
-  return Number.isSafeInteger(ms) ? ms : undefined
 }
 
 function atLeast(ms: number | undefined, min: number): number | undefined {

@@ -30,7 +30,8 @@ export type ScaleReason =
   | 'idle' // idle for the cooldown period: min-scale
   | 'held' // lag could not be read: the scale holds
 
-export interface Decision {
+/** What `decide` returns: the autoscaler's next state and why (not auth's allow/deny Decision). */
+export interface ScaleDecision {
   readonly state: ScaleState
   readonly reason: ScaleReason
   /** Why the lag could not be read, when reason is `held`. */
@@ -58,7 +59,7 @@ export function decide(
   state: ScaleState,
   observation: LagObservation,
   nowMs: number
-): Decision {
+): ScaleDecision {
   if (observation.kind === 'unreadable') {
     return { state, reason: 'held', message: observation.reason }
   }

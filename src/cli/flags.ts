@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util'
 import type { ParseArgsOptionsConfig } from 'node:util'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
+import { notADuration, parseDuration } from '../util/index.ts'
 import type { CliIo } from './io.ts'
 
 export const defaultServer = 'http://127.0.0.1:8080'
@@ -103,12 +104,9 @@ export function normaliseServer(raw: string): string {
 /** `--request-timeout`: `30s`, `1m`, `500ms`, or a plain number of seconds; `0` waits forever. */
 export function parseTimeout(raw: string | undefined): number {
   if (raw === undefined) return defaultTimeoutMs
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(raw.trim())
-  if (match === null) throw usageError(`invalid --request-timeout "${raw}": use a duration like 30s, 2m or 500ms`)
-  const amount = Number(match[1])
-  const unit = match[2] ?? 's'
-  const factor = unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000
-  return Math.round(amount * factor)
+  const ms = parseDuration(raw, 'seconds')
+  if (ms === undefined) throw usageError(notADuration('--request-timeout', raw, 'seconds'))
+  return ms
 }
 
 /** `-n`, or `default`; checked as a DNS label so a typo fails here, not as a 404. */

@@ -3,6 +3,7 @@ import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { parseArgs } from 'node:util'
 import { parseIsoDuration } from '../api/index.ts'
+import { parseDuration } from '../util/index.ts'
 
 export interface EventDisplayOptions {
   readonly port?: number
@@ -106,11 +107,8 @@ export async function runSink(argv: readonly string[]): Promise<number> {
     return usage(`--fail-rate must be between 0 and 1, not "${values['fail-rate']}"`)
   let delayMs = 0
   if (values.delay !== undefined) {
-    const simple = /^(\d+(?:\.\d+)?)(ms|s|m)$/.exec(values.delay)
     try {
-      delayMs = simple
-        ? Number(simple[1]) * { ms: 1, s: 1_000, m: 60_000 }[simple[2] as 'ms' | 's' | 'm']
-        : parseIsoDuration(values.delay)
+      delayMs = parseDuration(values.delay) ?? parseIsoDuration(values.delay)
     } catch {
       return usage(`--delay must be a duration like 2s or PT2S, not "${values.delay}"`)
     }

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util'
 import { parseBootstrap } from '../kafka/index.ts'
-import { parseDurationFlag } from '../dispatcher/index.ts'
+import { notADuration, parseDuration } from '../util/index.ts'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
 import { parsePoolBounds, parsePoolStabilization, parseStatefulSetRef } from '../pool/index.ts'
 import { controllerSecurity } from '../auth/index.ts'
@@ -82,17 +82,15 @@ export async function runControllerCommand(argv: readonly string[]): Promise<num
   }
   let livenessTimeoutMs: number | undefined
   if (values['liveness-timeout'] !== undefined) {
-    livenessTimeoutMs = parseDurationFlag(values['liveness-timeout'])
+    livenessTimeoutMs = parseDuration(values['liveness-timeout'])
     if (livenessTimeoutMs === undefined) {
-      process.stderr.write(
-        `shoal controller: --liveness-timeout must be a duration like 10s or 500ms, not "${values['liveness-timeout']}"\n`
-      )
+      process.stderr.write(`shoal controller: ${notADuration('--liveness-timeout', values['liveness-timeout'])}\n`)
       return 2
     }
   }
   let sessionTimeoutMs: number | undefined
   if (values['session-timeout'] !== undefined) {
-    sessionTimeoutMs = parseDurationFlag(values['session-timeout'])
+    sessionTimeoutMs = parseDuration(values['session-timeout'])
     if (
       sessionTimeoutMs === undefined ||
       sessionTimeoutMs < MIN_SESSION_TIMEOUT_MS ||

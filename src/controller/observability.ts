@@ -156,7 +156,12 @@ function placementView(entry: StoredEntry): SourcePlacementView {
 
 function lagTarget(entry: StoredEntry, netOf: SourceNet): LagTarget[] {
   if (entry.object.kind !== 'KafkaSource') return []
-  const spec = entry.object.spec as { consumerGroup?: string; topics?: string[]; bootstrapServers?: string[] }
+  const spec = entry.object.spec as {
+    consumerGroup?: string
+    topics?: string[]
+    bootstrapServers?: string[]
+    initialOffset?: 'earliest' | 'latest'
+  }
   if (!spec.consumerGroup || !spec.topics?.length || !spec.bootstrapServers?.length) return []
   const net = netOf(entry)
   return [
@@ -165,6 +170,7 @@ function lagTarget(entry: StoredEntry, netOf: SourceNet): LagTarget[] {
       group: spec.consumerGroup,
       topics: spec.topics,
       bootstrapServers: spec.bootstrapServers,
+      initialOffset: spec.initialOffset ?? 'latest',
       ...(net.kind === 'unresolved'
         ? { netProblem: unresolvedMessage(net) }
         : net.security === undefined

@@ -12,7 +12,7 @@ import { storeNames } from '../store/index.ts'
 import { DEFAULT_SCHEDULE_CAPACITY, DISPATCHER_ID, startDispatcher } from './dispatcher.ts'
 import type { DispatcherOptions } from './dispatcher.ts'
 import type { DispatcherLog } from './log.ts'
-import { parseDurationFlag } from './duration-flag.ts'
+import { notADuration, parseDuration } from '../util/index.ts'
 import { dispatcherDefaultsFromEnv } from './env-defaults.ts'
 import { startKafkaSourcePlane } from './kafka-source-plane.ts'
 import { DEFAULT_RELEASE_MEMORY_AFTER, startPingSourcePlane } from './ping-source-plane.ts'
@@ -272,11 +272,9 @@ export function parseDispatcherArgs(
   }
   let livenessTimeoutMs: number | undefined
   if (values['liveness-timeout'] !== undefined) {
-    livenessTimeoutMs = parseDurationFlag(values['liveness-timeout'])
+    livenessTimeoutMs = parseDuration(values['liveness-timeout'])
     if (livenessTimeoutMs === undefined) {
-      throw new UsageProblem(
-        `--liveness-timeout must be a duration like 10s or 500ms, not "${values['liveness-timeout']}"`
-      )
+      throw new UsageProblem(notADuration('--liveness-timeout', values['liveness-timeout']))
     }
     try {
       checkLivenessTimeout(livenessTimeoutMs)

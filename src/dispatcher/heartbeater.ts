@@ -4,7 +4,7 @@ import { Producer } from '@platformatic/kafka'
 import type { KafkaConnection } from '../kafka/index.ts'
 import { encodeValue, schemaHeaders } from '../store/index.ts'
 import type { MemberRecord } from '../store/index.ts'
-import { INCARNATION_HEADER } from './incarnation.ts'
+import { INCARNATION_HEADER } from '../store/index.ts'
 
 export interface HeartbeaterOptions {
   readonly connection: KafkaConnection

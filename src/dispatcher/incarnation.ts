@@ -7,9 +7,3 @@
 export function nextIncarnation(highestSeen: number | undefined, nowMs: number): number {
   return Math.max((highestSeen ?? 0) + 1, Math.floor(nowMs))
 }
-
-/**
- * Header on a dispatcher's leaving tombstone naming the incarnation that wrote it, so a view ignores the
- * tombstone of an older process when a newer one with the same id already heartbeats.
- */
-export const INCARNATION_HEADER = 'shoal-incarnation'

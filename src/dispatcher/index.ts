@@ -13,8 +13,7 @@ export { ContractState } from './contract-state.ts'
 export type { ContractApply, ContractEntry } from './contract-state.ts'
 export { dispatcherDefaultsFromEnv } from './env-defaults.ts'
 export type { DispatcherEnvDefaults } from './env-defaults.ts'
-export { parseDurationFlag } from './duration-flag.ts'
-export { INCARNATION_HEADER, nextIncarnation } from './incarnation.ts'
+export { nextIncarnation } from './incarnation.ts'
 export {
   DEFAULT_LIVENESS_TIMEOUT_MS,
   MAX_LIVENESS_TIMEOUT_MS,
@@ -23,7 +22,7 @@ export {
   heartbeatIntervalOf
 } from './liveness.ts'
 export { MembersView } from './members-view.ts'
-export type { MemberApply, MemberState, MemberStatus, MemberUpdate, MembersViewOptions } from './members-view.ts'
+export type { MemberApply, MemberState, MemberStatus, MembersViewOptions } from './members-view.ts'
 export { MembersFollower } from './members-follower.ts'
 export type { MembersFollowerOptions } from './members-follower.ts'
 export { checkContractRecord, checkMemberRecord } from './record-shapes.ts'

@@ -27,8 +27,8 @@ export interface KafkaSourcePlaneOptions {
   readonly log: DispatcherLog
 }
 
-/** Records of one owned partition not handled yet (see PartitionStatus.lag). */
-export interface PartitionLag {
+/** Records of one partition this dispatcher owns not handled yet (PartitionStatus.lag); not the group's lag. */
+export interface OwnedPartitionLag {
   readonly topic: string
   readonly partition: number
   readonly lag: number
@@ -39,7 +39,7 @@ export interface KafkaSourceActivity {
   readonly vreplicas: number
   readonly resourceVersion: string
   readonly inFlight: number
-  readonly partitions: readonly PartitionLag[]
+  readonly partitions: readonly OwnedPartitionLag[]
 }
 
 interface Running {
@@ -139,7 +139,7 @@ export class KafkaSourcePlane {
   status(): KafkaSourceActivity[] {
     return [...this.#runners].map(([source, r]) => {
       const status = r.runner.status()
-      const partitions: PartitionLag[] = []
+      const partitions: OwnedPartitionLag[] = []
       for (const member of status.members) {
         for (const p of member.partitions) {
           if (p.lag !== undefined) partitions.push({ topic: p.topic, partition: p.partition, lag: Number(p.lag) })

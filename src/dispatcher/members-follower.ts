@@ -1,9 +1,8 @@
 import { EventEmitter } from 'node:events'
 import { LogTailer } from '../kafka/index.ts'
 import type { KafkaConnection, LogRecord } from '../kafka/index.ts'
-import { decodeValue, storeNames } from '../store/index.ts'
+import { memberUpdateOf, storeNames } from '../store/index.ts'
 import type { DispatcherLog } from './log.ts'
-import { INCARNATION_HEADER } from './incarnation.ts'
 import { DEFAULT_LIVENESS_TIMEOUT_MS } from './liveness.ts'
 import { MembersView } from './members-view.ts'
 import type { MemberStatus } from './members-view.ts'
@@ -81,25 +80,18 @@ export class MembersFollower extends EventEmitter<{ change: [readonly MemberStat
   }
 
   #onRecord(record: LogRecord): void {
-    const id = record.key?.toString()
-    if (id === undefined) return
-    const decoded = decodeValue(record.value, record.headers)
-    if (decoded.kind === 'unreadable') {
+    const read = memberUpdateOf(record)
+    if (read.kind === 'skip') return
+    if (read.kind === 'unreadable') {
       this.#log('warn', 'skipping an unreadable heartbeat', {
-        id,
+        id: read.id,
         offset: String(record.offset),
-        reason: decoded.reason
+        reason: read.reason
       })
       return
     }
-    const header = record.headers.get(INCARNATION_HEADER)?.toString()
-    const tombstoneIncarnation = header === undefined ? Number.NaN : Number(header)
-    const result = this.view.apply({
-      id,
-      value: decoded.kind === 'tombstone' ? 'tombstone' : decoded.value,
-      appendTimeMs: Number(record.timestamp),
-      ...(Number.isSafeInteger(tombstoneIncarnation) ? { tombstoneIncarnation } : {})
-    })
+    const id = read.update.id
+    const result = this.view.apply(read.update)
     if (result.kind === 'invalid') {
       this.#log('warn', 'skipping an invalid heartbeat', { id, offset: String(record.offset), reason: result.reason })
     }

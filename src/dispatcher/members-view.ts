@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks'
-import type { MemberRecord } from '../store/index.ts'
+import type { MemberRecord, MemberUpdate } from '../store/index.ts'
+import { RemoteClock } from '../util/index.ts'
 import { DEFAULT_LIVENESS_TIMEOUT_MS, checkLivenessTimeout } from './liveness.ts'
 import { checkMemberRecord } from './record-shapes.ts'
 
@@ -15,18 +16,6 @@ export interface MemberStatus extends MemberRecord {
   /** Broker append time of its newest heartbeat, milliseconds since the epoch. */
   readonly lastSeen: number
   readonly state: MemberState
-}
-
-/** One record of `<prefix>.members`, decoded. */
-export interface MemberUpdate {
-  /** The record key: the dispatcher id. */
-  readonly id: string
-  /** The decoded value, or `tombstone` when the dispatcher left. */
-  readonly value: unknown
-  /** The record's broker append time (the topic has `message.timestamp.type=LogAppendTime`). */
-  readonly appendTimeMs: number
-  /** On a tombstone: the incarnation that wrote it, when the header says. */
-  readonly tombstoneIncarnation?: number
 }
 
 export type MemberApply =
@@ -59,13 +48,14 @@ export class MembersView {
   /** Highest incarnation ever seen per id, kept after a tombstone so a late older heartbeat cannot return. */
   readonly #incarnations = new Map<string, number>()
   readonly #startedAt: number
-  #newestAppend: { appendTimeMs: number; seenAt: number } | undefined
+  readonly #broker: RemoteClock
 
   constructor(options: MembersViewOptions = {}) {
     this.livenessTimeoutMs = options.livenessTimeoutMs ?? DEFAULT_LIVENESS_TIMEOUT_MS
     checkLivenessTimeout(this.livenessTimeoutMs)
     this.#clock = options.clock ?? (() => performance.now())
     this.#startedAt = this.#clock()
+    this.#broker = new RemoteClock(this.#clock)
   }
 
   /** Local monotonic time from which this view may declare a member dead: one liveness timeout after it started reading. */
@@ -79,10 +69,7 @@ export class MembersView {
   }
 
   apply(update: MemberUpdate): MemberApply {
-    const seenAt = this.#clock()
-    if (this.#newestAppend === undefined || update.appendTimeMs >= this.#newestAppend.appendTimeMs) {
-      this.#newestAppend = { appendTimeMs: update.appendTimeMs, seenAt }
-    }
+    this.#broker.observe(update.appendTimeMs)
     const highest = this.#incarnations.get(update.id)
     if (update.value === 'tombstone') {
       if (update.tombstoneIncarnation !== undefined && highest !== undefined && update.tombstoneIncarnation < highest) {
@@ -107,8 +94,7 @@ export class MembersView {
 
   /** Now on the broker's clock, as far as this view can tell; undefined before the first record. */
   brokerNow(): number | undefined {
-    if (this.#newestAppend === undefined) return undefined
-    return this.#newestAppend.appendTimeMs + (this.#clock() - this.#newestAppend.seenAt)
+    return this.#broker.now()
   }
 
   /** The highest incarnation seen for an id, even if it left since. */

@@ -21,10 +21,9 @@ import {
   releaseSchedule
 } from '../ping/index.ts'
 import type { Firing, LatePolicy, PingRecord, ScheduleSpec, ScheduleWatermark, Stopping, Tick } from '../ping/index.ts'
-import { decodeValue, storeNames } from '../store/index.ts'
+import { decodeValue, memberUpdateOf, storeNames } from '../store/index.ts'
 import type { ContractRecord, StoredObject } from '../store/index.ts'
 import type { RunningDispatcher } from './dispatcher.ts'
-import { INCARNATION_HEADER } from './incarnation.ts'
 import type { DispatcherLog } from './log.ts'
 import { MemoryReleaser } from './memory-release.ts'
 
@@ -245,18 +244,9 @@ export class PingSourcePlane {
   }
 
   #onMember(record: LogRecord): void {
-    const id = record.key?.toString()
-    if (id === undefined) return
-    const decoded = decodeValue(record.value, record.headers)
-    if (decoded.kind === 'unreadable') return
-    const header = record.headers.get(INCARNATION_HEADER)?.toString()
-    const tombstoneIncarnation = header === undefined ? Number.NaN : Number(header)
-    this.#book.apply({
-      id,
-      value: decoded.kind === 'tombstone' ? 'tombstone' : decoded.value,
-      appendTimeMs: Number(record.timestamp),
-      ...(Number.isSafeInteger(tombstoneIncarnation) ? { tombstoneIncarnation } : {})
-    })
+    const read = memberUpdateOf(record)
+    if (read.kind !== 'update') return
+    this.#book.apply(read.update)
     // A schedule waiting for its previous owner may start now: once per batch of heartbeats read.
     if (this.#waiting.size > 0 && !this.#recheckQueued) {
       this.#recheckQueued = true

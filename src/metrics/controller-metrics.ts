@@ -1,5 +1,5 @@
 import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
-import type { LagReading } from './lag-monitor.ts'
+import type { LagSnapshot } from './lag-monitor.ts'
 import { rankSources } from './rank-sources.ts'
 import { OTHER_SOURCE, sourceLabels } from './source-labels.ts'
 import { DEFAULT_MAX_SOURCE_LABELS } from './source-metrics.ts'
@@ -22,7 +22,7 @@ export interface ControllerView {
   /** Every source with its placement figures; read only while leading. */
   sources(): readonly SourcePlacementView[]
   /** The lag monitor's latest readings; read only while leading. */
-  lag(): ReadonlyMap<string, LagReading>
+  lag(): ReadonlyMap<string, LagSnapshot>
 }
 
 export interface ControllerMetricsOptions {

@@ -1,8 +1,8 @@
-import { LagReader } from '../autoscale/index.ts'
-import type { LagQuery, PartitionLag } from '../autoscale/index.ts'
 import type { KafkaClientSecurity } from '../kafka/index.ts'
-import { lagOf, partitionKey, ratesBetween } from './lag.ts'
+import { lagFigures, ratesBetween } from './lag.ts'
 import type { LagSample } from './lag.ts'
+import { LagReader } from './lag-reader.ts'
+import type { LagQuery } from './lag-reader.ts'
 
 /** A KafkaSource as the lag monitor needs it. */
 export interface LagTarget {
@@ -11,6 +11,8 @@ export interface LagTarget {
   readonly group: string
   readonly topics: readonly string[]
   readonly bootstrapServers: readonly string[]
+  /** The source's `spec.initialOffset`: where the lag of a partition its group never committed counts from. */
+  readonly initialOffset: 'earliest' | 'latest'
   /** The source's resolved `spec.net` (absent: PLAINTEXT). */
   readonly security?: KafkaClientSecurity
   /** Why its `spec.net` cannot be resolved: the source is then not measured, and this is logged once. */
@@ -30,7 +32,7 @@ export interface LagMonitorOptions {
 }
 
 /** A source's latest figures with its rates over the last interval. */
-export interface LagReading extends LagSample {
+export interface LagSnapshot extends LagSample {
   readonly consumedPerSec: number
   readonly producedPerSec: number
 }
@@ -39,7 +41,8 @@ export const DEFAULT_LAG_INTERVAL_MS = 5_000
 export const DEFAULT_LAG_HISTORY_MS = 10 * 60_000
 
 /**
- * Measures every KafkaSource's consumer lag every few seconds, with one request of each kind per Kafka cluster
+ * Measures every KafkaSource's consumer lag every few seconds through the one LagReader (so /metrics, the
+ * dashboard and the autoscaler agree on it), with one request of each kind per Kafka cluster
  * per round (metadata for the partitions, ListOffsets read_committed for the ends, OffsetFetch for all the groups
  * at once), and keeps a short history per source for rates and the dashboard. Lag is the group's: it spans every
  * dispatcher the source is placed on, which is why the control plane measures it, not a dispatcher.
@@ -86,8 +89,8 @@ export class LagMonitor {
   }
 
   /** The latest reading of every source measured in the last round. */
-  readings(): Map<string, LagReading> {
-    const out = new Map<string, LagReading>()
+  readings(): Map<string, LagSnapshot> {
+    const out = new Map<string, LagSnapshot>()
     for (const [key, samples] of this.#history) {
       const last = samples.at(-1)
       if (!last) continue
@@ -124,14 +127,14 @@ export class LagMonitor {
         ...(t.security === undefined ? {} : { security: t.security }),
         groupId: t.group,
         topics: t.topics,
-        initialOffset: 'latest'
+        initialOffset: t.initialOffset
       })
     }
     const at = this.#now()
     const readings = await this.#reader.read(queries)
     const problems = new Set<string>()
     for (const [key, reading] of readings) {
-      if (reading.kind === 'lag') this.#append(key, { at, ...figuresOf(reading.partitions) })
+      if (reading.kind === 'lag') this.#append(key, { at, ...lagFigures(reading.partitions) })
       else problems.add(reading.reason)
     }
     for (const reason of problems) this.#options.log?.('could not measure the lag of some sources', reason)
@@ -149,16 +152,4 @@ export class LagMonitor {
     while (samples.length > 0 && samples[0]!.at < horizon) samples.shift()
     this.#history.set(key, samples)
   }
-}
-
-/** A source's figures from the reader's partitions (lagOf leaves out partitions the group never committed). */
-function figuresOf(partitions: readonly PartitionLag[]): Omit<LagSample, 'at'> {
-  const ends = new Map<string, bigint>()
-  const committed = new Map<string, bigint>()
-  for (const p of partitions) {
-    const key = partitionKey(p.topic, p.partition)
-    ends.set(key, p.lastStable)
-    if (p.committed !== undefined) committed.set(key, p.committed)
-  }
-  return lagOf(ends, committed, ends.keys())
 }

@@ -1,46 +1,45 @@
 // Consumer lag of a source's group: the pure arithmetic, tested without Kafka.
 
-/** `topic:partition`, the key of the offset maps below. */
-export function partitionKey(topic: string, partition: number): string {
-  return `${topic}:${partition}`
+/**
+ * The one definition of a partition's lag: records from `from` (the group's committed offset, or where the
+ * source's initialOffset starts a group that has none) to the last stable offset, the end of what a read_committed
+ * consumer can read; never below 0 (a committed offset past the last stable offset, seen while a transaction is
+ * open, is no negative lag).
+ */
+export function lagBetween(from: bigint, lastStable: bigint): bigint {
+  return lastStable > from ? lastStable - from : 0n
 }
 
 /** One source's lag at one moment, summed over its partitions. */
 export interface LagFigures {
-  /** Records between the group's committed offsets and the end (last stable offset) of each partition. */
+  /** Records between each partition's `from` and its end (last stable offset): see `lagBetween`. */
   readonly lag: number
-  /** Sum of the committed offsets: its growth over time is the source's consumed throughput. */
+  /** Sum of the partitions' `from` offsets (committed, else initialOffset's): its growth is the consumed throughput. */
   readonly committed: number
   /** Sum of the partitions' end offsets: its growth is the topics' produced throughput. */
   readonly end: number
-  /** Partitions counted; those the group never committed are left out (their lag is unknown). */
+  /** Partitions counted: every partition of the source's topics. */
   readonly partitions: number
 }
 
-/**
- * Lag of a group over some partitions: per partition end − committed, never below 0 (a committed offset past the
- * last stable offset, seen while a transaction is open, is no negative lag). Partitions without a committed offset
- * are not counted; Shoal commits a source's initial offsets when it is created, so they are rare.
- */
-export function lagOf(
-  ends: ReadonlyMap<string, bigint>,
-  committed: ReadonlyMap<string, bigint>,
-  partitions: Iterable<string>
-): LagFigures {
+/** A partition as `lagFigures` sums it (the lag reader's PartitionLag has these fields). */
+export interface PartitionFigures {
+  readonly from: bigint
+  readonly lastStable: bigint
+  readonly lag: bigint
+}
+
+/** A source's figures: its partitions' lag, positions and ends, summed. */
+export function lagFigures(partitions: readonly PartitionFigures[]): LagFigures {
   let lag = 0
-  let committedSum = 0
-  let endSum = 0
-  let counted = 0
-  for (const key of partitions) {
-    const end = ends.get(key)
-    const offset = committed.get(key)
-    if (end === undefined || offset === undefined || offset < 0n) continue
-    counted++
-    endSum += Number(end)
-    committedSum += Number(offset)
-    if (end > offset) lag += Number(end - offset)
+  let committed = 0
+  let end = 0
+  for (const p of partitions) {
+    lag += Number(p.lag)
+    committed += Number(p.from)
+    end += Number(p.lastStable)
   }
-  return { lag, committed: committedSum, end: endSum, partitions: counted }
+  return { lag, committed, end, partitions: partitions.length }
 }
 
 /** A source's figures at a time, as the lag monitor keeps them. */

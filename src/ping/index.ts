@@ -47,6 +47,5 @@ export type {
   Resolution,
   ResolvingSelf,
   ScheduleWatermark,
-  WatermarkBookOptions,
-  WatermarkUpdate
+  WatermarkBookOptions
 } from './watermark.ts'

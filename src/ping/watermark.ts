@@ -1,4 +1,6 @@
 import { performance } from 'node:perf_hooks'
+import type { MemberUpdate } from '../store/index.ts'
+import { RemoteClock } from '../util/index.ts'
 
 /**
  * A dispatcher's schedule watermark as its heartbeat carries it (`MemberRecord.watermark`), true of its contract
@@ -246,17 +248,6 @@ export class TickLedger {
   }
 }
 
-/** One heartbeat of `<prefix>.members` as the book reads it. */
-export interface WatermarkUpdate {
-  readonly id: string
-  /** The decoded value, or `tombstone`. */
-  readonly value: unknown
-  /** Broker append time. */
-  readonly appendTimeMs: number
-  /** On a tombstone: the incarnation that left, when its header says. */
-  readonly tombstoneIncarnation?: number
-}
-
 /**
  * A dispatcher that had a schedule, as the schedule's contract names it (`ContractRecord.movedFrom`), or this
  * dispatcher itself before a restart.
@@ -323,14 +314,13 @@ export class WatermarkBook {
   readonly #entries = new Map<string, BookEntry[]>()
   readonly #livenessTimeoutMs: number
   readonly #retentionMs: number
-  readonly #clock: () => number
-  #newest: { appendTimeMs: number; seenAt: number } | undefined
+  readonly #broker: RemoteClock
   #applied = 0
 
   constructor(options: WatermarkBookOptions) {
     this.#livenessTimeoutMs = options.livenessTimeoutMs
     this.#retentionMs = options.retentionMs ?? 3_600_000
-    this.#clock = options.clock ?? (() => performance.now())
+    this.#broker = new RemoteClock(options.clock ?? (() => performance.now()))
   }
 
   /** Incarnations known. */
@@ -340,10 +330,8 @@ export class WatermarkBook {
     return size
   }
 
-  apply(update: WatermarkUpdate): void {
-    if (this.#newest === undefined || update.appendTimeMs >= this.#newest.appendTimeMs) {
-      this.#newest = { appendTimeMs: update.appendTimeMs, seenAt: this.#clock() }
-    }
+  apply(update: MemberUpdate): void {
+    this.#broker.observe(update.appendTimeMs)
     const list = this.#entries.get(update.id)
     if (update.value === 'tombstone') {
       const entry =
@@ -384,7 +372,7 @@ export class WatermarkBook {
 
   /** Now on the broker's clock, as far as this book can tell. */
   brokerNow(): number | undefined {
-    return this.#newest && this.#newest.appendTimeMs + (this.#clock() - this.#newest.seenAt)
+    return this.#broker.now()
   }
 
   /**
@@ -460,7 +448,7 @@ export class WatermarkBook {
   }
 
   #prune(): void {
-    const horizon = (this.#newest?.appendTimeMs ?? 0) - this.#retentionMs
+    const horizon = (this.#broker.newest() ?? 0) - this.#retentionMs
     for (const [id, list] of this.#entries) {
       const kept = list.filter((entry, i) => {
         const stopped = entry.left || i > 0

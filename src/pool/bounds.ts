@@ -1,4 +1,4 @@
-import { parseDurationFlag } from '../dispatcher/duration-flag.ts'
+import { parseDuration } from '../util/index.ts'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
 import type { PoolBounds } from './decide.ts'
 
@@ -55,7 +55,7 @@ export function parseStatefulSetRef(text: string, flag = '--statefulset'): { nam
 
 /** `--pool-stabilization`: a duration up to an hour, in ms; a bad value is a usage error naming the flag. */
 export function parsePoolStabilization(text: string, flag = '--pool-stabilization'): number {
-  const ms = parseDurationFlag(text)
+  const ms = parseDuration(text)
   if (ms === undefined || ms > 3_600_000)
     throw new ShoalError(ErrorCodes.USAGE, `${flag} must be a duration up to 1h like 30s, not "${text}"`)
   return ms

@@ -2,7 +2,7 @@ import { Ajv } from 'ajv'
 import type { ErrorObject, ValidateFunction } from 'ajv'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
 import type { FieldError } from '../errors/index.ts'
-import { deepFreeze } from './freeze.ts'
+import { deepFreeze } from '../util/index.ts'
 import type { PluginType, SchedulerPlugin } from './plugin.ts'
 import type { PluginRegistry } from './registry.ts'
 

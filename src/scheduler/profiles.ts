@@ -1,4 +1,4 @@
-import { deepFreeze } from './freeze.ts'
+import { deepFreeze } from '../util/index.ts'
 
 /**
  * The shipped scheduler profiles, as the plain data a YAML config file would hold (docs/scheduler.md shows them

@@ -136,7 +136,7 @@ export interface PartitionStatus {
 }
 
 /** One group member as `status()` shows it. */
-export interface MemberStatus {
+export interface GroupMemberStatus {
   readonly groupInstanceId: string
   readonly memberId: string | null
   readonly generationId: number
@@ -253,7 +253,7 @@ export class SourceMember {
     this.#loop = this.#run()
   }
 
-  status(): MemberStatus {
+  status(): GroupMemberStatus {
     const partitions: PartitionStatus[] = []
     for (const run of this.#runs.values()) {
       const committable = run.tracker?.committable()

@@ -3,7 +3,7 @@ import type { FieldError } from '../errors/index.ts'
 import { DEFAULT_DRAIN_MS, DEFAULT_MAX_IN_FLIGHT } from './defaults.ts'
 import { OffsetCommitter } from './offset-committer.ts'
 import { SourceMember } from './source-member.ts'
-import type { MemberStatus } from './source-member.ts'
+import type { GroupMemberStatus } from './source-member.ts'
 import type { Deliver, KafkaSourceSpec, SourceLog, SourceObserver } from './types.ts'
 import type { FetchLimits, KafkaClientSecurity } from '../kafka/index.ts'
 
@@ -45,7 +45,7 @@ export interface SourceRunnerStatus {
   readonly source: string
   readonly groupId: string
   readonly vreplicas: number
-  readonly members: readonly MemberStatus[]
+  readonly members: readonly GroupMemberStatus[]
 }
 
 /**

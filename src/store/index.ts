@@ -27,5 +27,7 @@ export type {
   SlotKind
 } from './records.ts'
 export { decodeValue, encodeValue, schemaHeaders } from './codec.ts'
+export { INCARNATION_HEADER, memberUpdateOf } from './member-update.ts'
+export type { MemberUpdate } from './member-update.ts'
 export { appendInTransaction } from './append.ts'
 export type { LogAppend } from './append.ts'

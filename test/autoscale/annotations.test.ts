@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { AUTOSCALE_DEFAULTS, autoscaleSetting, seconds } from '../../src/autoscale/index.ts'
+import { AUTOSCALE_DEFAULTS, autoscaleSetting } from '../../src/autoscale/index.ts'
 
 const keda = { 'autoscaling.eventing.knative.dev/class': 'keda.autoscaling.knative.dev' }
 
@@ -94,13 +94,19 @@ describe('autoscaling annotations', () => {
     assert.equal(long.kind, 'invalid')
   })
 
-  it('parse durations as seconds or with a unit', () => {
-    assert.equal(seconds('30'), 30_000)
-    assert.equal(seconds('1.5'), 1_500)
-    assert.equal(seconds('250ms'), 250)
-    assert.equal(seconds('2m'), 120_000)
-    assert.equal(seconds('1h'), 3_600_000)
-    assert.equal(seconds('-1'), undefined)
-    assert.equal(seconds('PT1S'), undefined)
+  it('read intervals as seconds or with a unit, naming the annotation when it is neither', () => {
+    const on = autoscaleSetting({
+      ...keda,
+      'autoscaling.eventing.knative.dev/polling-interval': '1.5',
+      'autoscaling.eventing.knative.dev/cooldown-period': '2m',
+      'autoscaling.shoal.dev/stabilization-window': '250ms'
+    })
+    assert.equal(on.kind, 'on')
+    assert.equal(on.config.pollingIntervalMs, 1_500)
+    assert.equal(on.config.cooldownPeriodMs, 120_000)
+    assert.equal(on.config.stabilizationWindowMs, 250)
+    const bad = autoscaleSetting({ ...keda, 'autoscaling.eventing.knative.dev/cooldown-period': 'PT1S' })
+    assert.equal(bad.kind, 'invalid')
+    assert.match(bad.fields[0]!.path, /cooldown-period/)
   })
 })

@@ -5,8 +5,7 @@ import {
   fenceAfterOf,
   heartbeatIntervalOf,
   nextIncarnation,
-  parseDispatcherArgs,
-  parseDurationFlag
+  parseDispatcherArgs
 } from '../../src/dispatcher/index.ts'
 
 const required = [
@@ -96,15 +95,6 @@ describe('shoal dispatcher arguments', () => {
       assert.throws(() => parseDispatcherArgs(argv, {}), message, argv.join(' '))
     }
     assert.throws(() => parseDispatcherArgs(required.slice(0, 4), {}), /--zone is required \(or set SHOAL_ZONE\)/)
-  })
-
-  it('reads durations', () => {
-    assert.equal(parseDurationFlag('10s'), 10_000)
-    assert.equal(parseDurationFlag('2.5s'), 2_500)
-    assert.equal(parseDurationFlag('500ms'), 500)
-    assert.equal(parseDurationFlag('1m'), 60_000)
-    assert.equal(parseDurationFlag('10'), undefined)
-    assert.equal(parseDurationFlag('-1s'), undefined)
   })
 })
 

@@ -60,6 +60,22 @@ describe('readCommitted', () => {
     assert.deepEqual(offsets, [3n])
     assert.equal(next, 4n)
   })
+
+  it('closes an aborted range on its marker before the position, so the next transaction of that producer is read', () => {
+    // The two readers differed here until they shared this filter: the store's LogTailer skipped every batch before
+    // the position, its marker too, so an aborted range the answer lists stayed open and the producer's committed
+    // transaction at the position was dropped. The KafkaSource member's rule (the Java consumer's) is the right one.
+    const batches = [
+      batch(0n, 1, { attributes: TRANSACTIONAL, producerId: 4n }),
+      { ...batch(1n, 1), attributes: TRANSACTIONAL | CONTROL, producerId: 4n, records: [] },
+      batch(2n, 2, { attributes: TRANSACTIONAL, producerId: 4n }),
+      { ...batch(4n, 1), attributes: TRANSACTIONAL | CONTROL, producerId: 4n, records: [] }
+    ]
+    const offsets: bigint[] = []
+    const next = readCommitted(batches, [{ producerId: 4n, firstOffset: 0n }], 2n, (_, o) => offsets.push(o))
+    assert.deepEqual(offsets, [2n, 3n])
+    assert.equal(next, 5n)
+  })
 })
 
 describe('fetchOrder', () => {

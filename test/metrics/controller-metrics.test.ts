@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { ControllerMetrics, lagOf, partitionKey, ratesBetween, routeOf } from '../../src/metrics/index.ts'
-import type { LagReading, SourcePlacementView } from '../../src/metrics/index.ts'
+import { ControllerMetrics, lagBetween, lagFigures, ratesBetween, routeOf } from '../../src/metrics/index.ts'
+import type { LagSnapshot, SourcePlacementView } from '../../src/metrics/index.ts'
 import { parseExposition } from './prom-text.ts'
 
-function reading(lag: number): LagReading {
+function reading(lag: number): LagSnapshot {
   return { at: 0, lag, committed: 0, end: lag, partitions: 1, consumedPerSec: 0, producedPerSec: 0 }
 }
 
 function metricsWith(options: {
   leader: boolean
   sources: SourcePlacementView[]
-  lag?: Map<string, LagReading>
+  lag?: Map<string, LagSnapshot>
   max?: number
 }) {
   return new ControllerMetrics({
@@ -75,19 +75,16 @@ test('per-source figures come from the leader only, top N by pending then lag, t
   assert.equal(parseExposition(follower).get('shoal_source_lag')?.samples.length ?? 0, 0)
 })
 
-test('lag is end minus committed per partition, never negative, and uncommitted partitions are left out', () => {
-  const ends = new Map([
-    [partitionKey('t', 0), 100n],
-    [partitionKey('t', 1), 50n],
-    [partitionKey('t', 2), 10n]
-  ])
-  const committed = new Map([
-    [partitionKey('t', 0), 40n],
-    [partitionKey('t', 1), 55n],
-    [partitionKey('t', 2), -1n]
-  ])
-  const figures = lagOf(ends, committed, [partitionKey('t', 0), partitionKey('t', 1), partitionKey('t', 2)])
-  assert.deepEqual(figures, { lag: 60, committed: 95, end: 150, partitions: 2 })
+test('lag is end minus where the group reads from per partition, never negative, summed over every partition', () => {
+  assert.equal(lagBetween(40n, 100n), 60n)
+  assert.equal(lagBetween(55n, 50n), 0n)
+  // The third partition was never committed: it counts from where initialOffset starts it (here the log start, 4).
+  const partitions = [
+    { from: 40n, lastStable: 100n },
+    { from: 55n, lastStable: 50n },
+    { from: 4n, lastStable: 10n }
+  ].map(p => ({ ...p, lag: lagBetween(p.from, p.lastStable) }))
+  assert.deepEqual(lagFigures(partitions), { lag: 66, committed: 99, end: 160, partitions: 3 })
   assert.deepEqual(
     ratesBetween(
       { at: 0, lag: 0, committed: 100, end: 100, partitions: 1 },

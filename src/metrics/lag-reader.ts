@@ -1,6 +1,7 @@
 import { Admin } from '@platformatic/kafka'
 import { IsolationLevels, clusterKey, kafkaErrorMessage, kafkaSecurityOptions } from '../kafka/index.ts'
 import type { KafkaClientSecurity } from '../kafka/index.ts'
+import { lagBetween } from './lag.ts'
 
 /** One consumer group whose lag is wanted. */
 export interface LagQuery {
@@ -15,16 +16,20 @@ export interface LagQuery {
   readonly initialOffset: 'earliest' | 'latest'
 }
 
+/** A consumer group's lag on one partition, as `lagBetween` defines it. */
 export interface PartitionLag {
   readonly topic: string
   readonly partition: number
   /** The group's committed offset; undefined when it has none. */
   readonly committed: bigint | undefined
+  /** Where the lag counts from: the committed offset, else where the query's initialOffset starts the group. */
+  readonly from: bigint
   /** The last stable offset (ListOffsets, read_committed): the end of what a consumer can read. */
   readonly lastStable: bigint
   readonly lag: bigint
 }
 
+/** One group's lag now, or why it could not be read. */
 export type LagReading =
   | { readonly kind: 'lag'; readonly totalLag: number; readonly partitions: readonly PartitionLag[] }
   | { readonly kind: 'unreadable'; readonly reason: string }
@@ -33,8 +38,10 @@ const LATEST = -1n
 const EARLIEST = -2n
 
 /**
- * Reads consumer-group lag as last stable offset − committed offset per partition, so a transactional topic
- * whose data is all read shows 0 (its commit markers sit below the last stable offset). Per Kafka cluster and
+ * The one reader of consumer-group lag, for /metrics, the dashboard, the autoscaler and `shoal offsets`: per
+ * partition the last stable offset − the committed offset, or − where the source's initialOffset starts a group
+ * that has not committed (`lagBetween`), so a transactional topic whose data is all read shows 0 (its commit
+ * markers sit below the last stable offset) and every reader of it agrees. Per Kafka cluster and
  * poll: one metadata request, one ListOffsets per partition leader, and one OffsetFetch per group coordinator
  * carrying every group (OffsetFetch v8+ takes many) — not a request per source.
  */
@@ -131,9 +138,9 @@ export class LagReader {
           const lastStable = ends.get(id) ?? 0n
           const own = committed?.get(id)
           const from = own ?? (q.initialOffset === 'earliest' ? (starts.get(id) ?? 0n) : lastStable)
-          const lag = lastStable > from ? lastStable - from : 0n
+          const lag = lagBetween(from, lastStable)
           total += lag
-          partitions.push({ topic, partition, committed: own, lastStable, lag })
+          partitions.push({ topic, partition, committed: own, from, lastStable, lag })
         }
       }
       out.set(q.id, { kind: 'lag', totalLag: Number(total), partitions })
