@@ -4,14 +4,12 @@ import { Admin, Producer } from '@platformatic/kafka'
 import { Autoscaler } from '../../src/autoscale/index.ts'
 import type { AutoscaleTarget } from '../../src/autoscale/index.ts'
 import { LagMonitor } from '../../src/metrics/index.ts'
-import { bootstrapBrokers, createTopic, uniqueName } from '../helpers/kafka.ts'
+import { brokers, createTopic, uniqueName } from '../helpers/kafka.ts'
 
 /** The lag /metrics shows: one round of the controller's lag monitor. */
 async function monitorLag(group: string, topic: string, initialOffset: 'earliest' | 'latest'): Promise<number> {
   const monitor = new LagMonitor({
-    targets: () => [
-      { key: 'KafkaSource/ns/s', group, topics: [topic], bootstrapServers: bootstrapBrokers(), initialOffset }
-    ]
+    targets: () => [{ key: 'KafkaSource/ns/s', group, topics: [topic], bootstrapServers: brokers(), initialOffset }]
   })
   try {
     await monitor.measure()
@@ -29,7 +27,7 @@ async function autoscalerLag(group: string, topic: string, initialOffset: 'earli
     key: 'KafkaSource/ns/s',
     annotations: undefined,
     paused: false,
-    brokers: bootstrapBrokers(),
+    brokers: brokers(),
     groupId: group,
     topics: [topic],
     initialOffset
@@ -60,7 +58,7 @@ describe('lag of a group with a partition it never committed', () => {
 
   before(async () => {
     await createTopic(topic, { partitions: 2 })
-    const producer = new Producer({ clientId: 'lag-agree', bootstrapBrokers: bootstrapBrokers(), idempotent: true })
+    const producer = new Producer({ clientId: 'lag-agree', bootstrapBrokers: brokers(), idempotent: true })
     try {
       const messages = [0, 0, 0, 0, 0, 1, 1, 1].map(partition => ({ topic, partition, value: Buffer.from('x') }))
       await producer.send({ acks: -1, messages })
@@ -68,7 +66,7 @@ describe('lag of a group with a partition it never committed', () => {
       await producer.close()
     }
     // Partition 0 committed at 2 (3 records behind); partition 1 never committed (3 records in it).
-    const admin = new Admin({ clientId: 'lag-agree', bootstrapBrokers: bootstrapBrokers() })
+    const admin = new Admin({ clientId: 'lag-agree', bootstrapBrokers: brokers() })
     try {
       await admin.alterConsumerGroupOffsets({
         groupId: group,
@@ -80,7 +78,7 @@ describe('lag of a group with a partition it never committed', () => {
   })
 
   after(async () => {
-    const admin = new Admin({ clientId: 'lag-agree', bootstrapBrokers: bootstrapBrokers() })
+    const admin = new Admin({ clientId: 'lag-agree', bootstrapBrokers: brokers() })
     await admin.deleteGroups({ groups: [group] }).catch(() => undefined)
     await admin.deleteTopics({ topics: [topic] }).catch(() => undefined)
     await admin.close()
