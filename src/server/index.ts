@@ -1,2 +1,3 @@
-export { ApiServer, DEFAULT_MAX_BODY_BYTES } from './api-server.ts'
-export type { ApiServerOptions, PathHandler, Rebalancer, RequestObserver } from './api-server.ts'
+export { ApiServer } from './api-server.ts'
+export { DEFAULT_MAX_BODY_BYTES } from './read-body.ts'
+export type { ApiServerOptions, PathHandler, Rebalancer, RequestObserver } from './types.ts'

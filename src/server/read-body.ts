@@ -1,6 +1,9 @@
 import type { IncomingMessage } from 'node:http'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
 
+/** The largest request body a server takes unless told otherwise. */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+
 /** Reads a request body, refusing it as soon as it passes `maxBytes` (never buffering more). */
 export async function readBody(request: IncomingMessage, maxBytes: number): Promise<string> {
   const declared = Number(request.headers['content-length'] ?? NaN)

@@ -81,3 +81,8 @@ export function success(message: string, target: { kind: string; name: string })
     details: { name: target.name, kind: target.kind }
   }
 }
+
+/** The 404 for a path the server does not serve at all. */
+export function pathNotFound(path: string): StatusBody {
+  return failure(404, 'NotFound', `the server could not find the requested resource (${path})`)
+}

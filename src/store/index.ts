@@ -1,5 +1,5 @@
 export { ResourceStore, DEFAULT_BUCKETS, storeTopics } from './resource-store.ts'
-export type { ResourceStoreOptions } from './resource-store.ts'
+export type { ForwardWrite, ResourceStoreOptions } from './resource-store.ts'
 export { storeNames, DEFAULT_PREFIX } from './names.ts'
 export type { Assignment } from './membership.ts'
 export type { StoreNames } from './names.ts'

@@ -1,5 +1,5 @@
 import { Producer } from '@platformatic/kafka'
-import { ErrorCodes, ShoalError } from '../errors/index.ts'
+import { ErrorCodes, ShoalError, isShoalError } from '../errors/index.ts'
 import { LogTailer, ensureTopics } from '../kafka/index.ts'
 import type { KafkaConnection, LogRecord } from '../kafka/index.ts'
 import { bucketOf } from './bucket-of.ts'
@@ -35,6 +35,14 @@ export interface ResourceStoreOptions {
   readonly log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void
   /** Makes a bucket's writer (default `new BucketWriter`); a test gives one that fails to open. */
   readonly openWriter?: (options: ConstructorParameters<typeof BucketWriter>[0]) => BucketWriter
+}
+
+/** Hands a write to the replica at `url`, which owns its bucket (the API server forwards it over HTTP). */
+export type ForwardWrite = (url: string, op: WriteOp) => Promise<WriteResult>
+
+/** Waits before asking again who owns a bucket whose ownership is moving: 25 ms, doubling, at most 0.5 s. */
+function ownerRetryDelay(attempt: number): number {
+  return Math.min(500, 25 * 2 ** attempt)
 }
 
 /** Waits before trying again to take over a bucket whose writer could not open: 0.5 s, doubling, at most 5 s. */
@@ -197,9 +205,34 @@ export class ResourceStore {
     return this.#view.list(predicate)
   }
 
+  /**
+   * Applies a write on its bucket's owner: this replica, or the one `forward` reaches (absent: the write was
+   * itself forwarded here, and is not passed on again). Tried again while the bucket's ownership moves (a
+   * rebalance) and the failure is retriable, until `timeoutMs` has passed.
+   */
+  async writeAtOwner(op: WriteOp, timeoutMs: number, forward?: ForwardWrite): Promise<WriteResult> {
+    const deadline = Date.now() + timeoutMs
+    const bucket = this.bucketOf(keyOf(op))
+    for (let attempt = 0; ; attempt++) {
+      const owner = this.ownerOf(bucket)
+      try {
+        if (owner.kind === 'self') return await this.write(op)
+        if (owner.kind === 'remote' && forward !== undefined) return await forward(owner.url, op)
+        throw new ShoalError(
+          ErrorCodes.UNAVAILABLE,
+          `no controller owns bucket ${bucket} right now (rebalance in progress); retry`,
+          { retriable: true }
+        )
+      } catch (error) {
+        if (!isShoalError(error) || !error.retriable || Date.now() >= deadline) throw error
+        await new Promise(resolve => setTimeout(resolve, ownerRetryDelay(attempt)))
+      }
+    }
+  }
+
   /** Applies a write on this replica, which must own the key's bucket. */
   async write(op: WriteOp): Promise<WriteResult> {
-    const key = op.kind === 'create' || op.kind === 'update' ? objectKey(op.object) : op.key
+    const key = keyOf(op)
     const writer = this.#writers.get(this.bucketOf(key))
     if (!writer) {
       throw new ShoalError(ErrorCodes.UNAVAILABLE, `this replica does not own the bucket of ${key}`, {
@@ -309,8 +342,10 @@ export class ResourceStore {
   }
 }
 
-function objectKey(object: { kind: string; metadata: { namespace: string; name: string } }): string {
-  return `${object.kind}/${object.metadata.namespace}/${object.metadata.name}`
+function keyOf(op: WriteOp): string {
+  return op.kind === 'create' || op.kind === 'update'
+    ? `${op.object.kind}/${op.object.metadata.namespace}/${op.object.metadata.name}`
+    : op.key
 }
 
 const compacted = { 'cleanup.policy': 'compact' }

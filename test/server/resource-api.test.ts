@@ -40,7 +40,7 @@ async function shoal(server: string, ...args: string[]): Promise<{ code: number;
   }
 }
 
-describe('controllers on the Kafka log', () => {
+describe('the resource API on two controllers over the Kafka log', () => {
   const prefix = uniqueName('ctl')
   let a: ControllerProcess
   let b: ControllerProcess
