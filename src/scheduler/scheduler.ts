@@ -484,7 +484,7 @@ export class Scheduler {
     const topo = this.#topo
     // Check the end state first, so a refused proposal changes nothing.
     const delta = new Map<VPodState, Map<number, number>>()
-    const slotDelta: [Map<number, number>, Map<number, number>] = [new Map(), new Map()]
+    const slotDelta: [Map<number, number>, Map<number, number>] = [new Map<number, number>(), new Map<number, number>()]
     for (const move of proposal.moves) {
       const v = this.#vpods.get(move.source)
       const from = topo.slot(move.from)

@@ -111,7 +111,7 @@ export class ApiServer {
     this.#server =
       options.tls === undefined
         ? createServer(handler)
-        : (createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler) as unknown as Server)
+        : createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler)
     this.#server.keepAliveTimeout = 5_000
   }
 
@@ -665,10 +665,7 @@ function plainPresentation(entry: StoredEntry): unknown {
 }
 
 function labelsOf(object: unknown): Record<string, string> {
-  return ((object as { metadata?: { labels?: Record<string, string> } }).metadata?.labels ?? {}) as Record<
-    string,
-    string
-  >
+  return (object as { metadata?: { labels?: Record<string, string> } }).metadata?.labels ?? {}
 }
 
 function checkContentType(req: IncomingMessage): void {

@@ -33,10 +33,10 @@ export async function startControllerProcess(
     }
   )
   let stderr = ''
-  child.stderr!.on('data', chunk => (stderr += String(chunk)))
+  child.stderr.on('data', chunk => (stderr += String(chunk)))
   const exited = new Promise<void>(resolve => child.once('exit', () => resolve()))
   const url = await new Promise<string>((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout! })
+    const lines = createInterface({ input: child.stdout })
     const timer = setTimeout(() => reject(new Error(`controller did not start in 60 s: ${stderr}`)), 60_000)
     lines.on('line', line => {
       const match = /serving the API on (\S+)/.exec(line)
@@ -70,15 +70,15 @@ export async function eventually<T>(
   what = 'condition'
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs
-  let last: unknown
+  let last: string | undefined
   for (;;) {
     try {
       const value = await check()
       if (value !== undefined) return value
     } catch (error) {
-      last = error
+      last = String(error)
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`)
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last === undefined ? '' : `: ${last}`}`)
     await new Promise(resolve => setTimeout(resolve, 100))
   }
 }
