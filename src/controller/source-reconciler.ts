@@ -111,7 +111,7 @@ export class SourceReconciler {
         brokers: source.spec.bootstrapServers,
         groupId: source.spec.consumerGroup ?? '',
         topics: source.spec.topics,
-        initialOffset: source.spec.initialOffset ?? 'latest',
+        initialOffset: source.spec.initialOffset,
         clientId: 'shoal-controller-initial-offsets'
       })
       observation = { type: 'InitialOffsetsCommitted', status: 'True' }
