@@ -105,7 +105,7 @@ function startShoalProcess(
   const exited = exitOf(child)
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`shoal ${args[0]} did not start in 60 s`)), 60_000)
-    createInterface({ input: child.stdout! }).on('line', line => {
+    createInterface({ input: child.stdout }).on('line', line => {
       if (!ready.test(line)) return
       clearTimeout(timer)
       resolve({

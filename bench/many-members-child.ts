@@ -92,7 +92,7 @@ const timer = setInterval(() => {
   send({ type: 'progress', joined: joinedOf.reduce((n, f) => n + f(), 0), handled })
 }, 200)
 
-process.on('message', async (message: { type: 'gc' | 'close' | 'status' }) => {
+async function onMessage(message: { type: 'gc' | 'close' | 'status' }): Promise<void> {
   if (message.type === 'status') {
     const { Admin } = await import('@platformatic/kafka')
     const admin = new Admin({ clientId: 'mm-debug', bootstrapBrokers: [...args.brokers] })
@@ -115,7 +115,7 @@ process.on('message', async (message: { type: 'gc' | 'close' | 'status' }) => {
           console.error(
             'not assigned:',
             runner.status().groupId,
-            JSON.stringify(m, (_, v) => (typeof v === 'bigint' ? String(v) : v))
+            JSON.stringify(m, (_, v: unknown) => (typeof v === 'bigint' ? String(v) : v))
           )
       }
     }
@@ -130,4 +130,13 @@ process.on('message', async (message: { type: 'gc' | 'close' | 'status' }) => {
   await Promise.allSettled(closers.map(close => close()))
   send({ type: 'closed' })
   process.exit(0)
-})
+}
+
+process.on(
+  'message',
+  (message: { type: 'gc' | 'close' | 'status' }) =>
+    void onMessage(message).catch(error => {
+      console.error(error)
+      process.exit(1)
+    })
+)

@@ -21,7 +21,7 @@ export interface EventDisplayOptions {
 export async function startEventDisplay(options: EventDisplayOptions): Promise<{ url: string; server: Server }> {
   const server = createServer((req, res) => {
     const chunks: Buffer[] = []
-    req.on('data', c => chunks.push(c))
+    req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
       options.write(formatEvent(req.headers, Buffer.concat(chunks)))
       const status = Math.random() < (options.failRate ?? 0) ? 503 : (options.status ?? 202)

@@ -28,5 +28,5 @@ export async function trustingFetch(
     agent = new Agent({ connect: { ca: [...rootCertificates, ca] } })
     agents.set(caFile, agent)
   }
-  return (await undiciFetch(url, { ...init, dispatcher: agent })) as unknown as Response
+  return await undiciFetch(url, { ...init, dispatcher: agent })
 }

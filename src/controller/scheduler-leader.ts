@@ -93,7 +93,7 @@ export class SchedulerLeader {
   #term: LeaderTerm | undefined
   #starting: Promise<void> | undefined
   #stopped = false
-  readonly #onAssignment = () => void this.#follow()
+  readonly #onAssignment = () => this.#followDetached()
 
   constructor(options: SchedulerLeaderOptions) {
     this.#options = options
@@ -101,7 +101,14 @@ export class SchedulerLeader {
 
   start(): void {
     this.#options.store.onAssignment(this.#onAssignment)
-    void this.#follow()
+    this.#followDetached()
+  }
+
+  /** Follows from a callback: a failed stop of the old term is logged, not an unhandled rejection. */
+  #followDetached(): void {
+    this.#follow().catch(error =>
+      this.#options.log('error', 'following the scheduler leadership failed', { error: String(error) })
+    )
   }
 
   async stop(): Promise<void> {
@@ -128,7 +135,7 @@ export class SchedulerLeader {
       // looks again then, or it would lead with no term until the next rebalance.
       const term = new LeaderTerm({
         ...this.#options,
-        onDeposed: () => setTimeout(() => void this.#follow(), RETAKE_AFTER_MS).unref()
+        onDeposed: () => setTimeout(() => this.#followDetached(), RETAKE_AFTER_MS).unref()
       })
       this.#term = term
       this.#starting = term.start().catch(error => {

@@ -67,7 +67,9 @@ export class SourceReconciler {
     if (store.ownerOf(entry.bucket).kind !== 'self') return
     if (this.#done.get(key) === entry.object.metadata.generation) return
     this.#inFlight.add(key)
-    void this.#reconcile(key).finally(() => this.#inFlight.delete(key))
+    void this.#reconcile(key)
+      .catch(error => this.#options.log('error', 'reconciling a source failed', { source: key, error: String(error) }))
+      .finally(() => this.#inFlight.delete(key))
   }
 
   /** A Secret changed: its namespace's sources that refer to it reconcile again (new credentials, or now found). */
@@ -109,7 +111,7 @@ export class SourceReconciler {
         brokers: source.spec.bootstrapServers,
         groupId: source.spec.consumerGroup ?? '',
         topics: source.spec.topics,
-        initialOffset: source.spec.initialOffset ?? 'latest',
+        initialOffset: source.spec.initialOffset,
         clientId: 'shoal-controller-initial-offsets'
       })
       observation = { type: 'InitialOffsetsCommitted', status: 'True' }

@@ -40,8 +40,3 @@ export const ATTRIBUTE_NAME = /^[a-z0-9]+$/
 
 /** The W3C trace-context extensions (CloudEvents distributed tracing extension), also sent as plain headers. */
 export const TRACE_EXTENSIONS: readonly string[] = Object.freeze(['traceparent', 'tracestate'])
-
-/** A copy of `event` with `extensions` merged over its own. */
-export function withExtensions(event: CloudEvent, extensions: Readonly<Record<string, string>>): CloudEvent {
-  return { attributes: event.attributes, extensions: { ...event.extensions, ...extensions }, data: event.data }
-}

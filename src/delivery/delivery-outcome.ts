@@ -26,5 +26,3 @@ export type DeliveryOutcome =
     }
   /** The signal aborted (shutdown, revoke) before the event was handled; it was not delivered. */
   | { readonly kind: 'aborted'; readonly attempts: number; readonly deadLetterAttempts: number }
-
-export type DeliveryOutcomeKind = DeliveryOutcome['kind']

@@ -35,7 +35,7 @@ export interface DeliveryTarget {
 /** The defaults of each `delivery` field left out (and of all of them when `delivery` is absent). */
 export const DELIVERY_DEFAULTS = Object.freeze({
   retry: 10,
-  backoffPolicy: 'exponential' as BackoffPolicy,
+  backoffPolicy: 'exponential',
   backoffDelayMs: 200,
   timeoutMs: 300_000
 })

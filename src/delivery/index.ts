@@ -16,7 +16,7 @@ export type {
   RetryInfo,
   SourceCounts
 } from './delivery-observer.ts'
-export type { DeliveryOutcome, DeliveryOutcomeKind } from './delivery-outcome.ts'
+export type { DeliveryOutcome } from './delivery-outcome.ts'
 export { DELIVERY_DEFAULTS, deliveryTargetFor, resolveDeliveryPolicy } from './delivery-policy.ts'
 export type { DeliveryPolicy, DeliveryTarget, SinkEndpoint, TargetResolution } from './delivery-policy.ts'
 export { binaryHeaders, percentEncode } from './http-binary.ts'

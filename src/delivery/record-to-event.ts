@@ -142,9 +142,7 @@ function finish(
   options: MappingOptions,
   owned = false
 ): CloudEvent {
-  const extensions: Record<string, string> = owned
-    ? (event.extensions as Record<string, string>)
-    : { ...event.extensions }
+  const extensions: Record<string, string> = owned ? event.extensions : { ...event.extensions }
   for (const name of TRACE_EXTENSIONS) {
     if (extensions[name] !== undefined) continue
     const value = lastHeader(headers, name)

@@ -11,6 +11,7 @@ import type { SinkEndpoint } from './delivery-policy.ts'
 import { FairLimiter } from './fair-limiter.ts'
 import type { SinkPolicy } from './sink-policy.ts'
 import { binaryHeaders } from './http-binary.ts'
+import { ErrorCodes, ShoalError } from '../errors/index.ts'
 
 // One HTTP attempt: POST an event in binary mode. Connections are pooled per sink origin (an undici Pool with
 // keep-alive) and capped per origin; requests past the cap wait in per-source queues served round-robin.
@@ -231,7 +232,9 @@ class Attempt implements Dispatcher.DispatchHandler, AbortSubscriber, Deadline {
   }
 
   expire(): void {
-    this.abort(new AttemptTimeout(this.#timeoutMs))
+    this.abort(
+      new ShoalError(ErrorCodes.SINK_TIMEOUT, `no answer within the ${this.#timeoutMs} ms timeout`, { retriable: true })
+    )
   }
 
   /** Aborts the request with `reason` (at once, or as soon as undici starts it); the attempt ends in error. */
@@ -316,13 +319,6 @@ class Attempt implements Dispatcher.DispatchHandler, AbortSubscriber, Deadline {
 
 function header(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value
-}
-
-class AttemptTimeout extends Error {
-  constructor(ms: number) {
-    super(`no answer within the ${ms} ms timeout`)
-    this.name = 'AttemptTimeout'
-  }
 }
 
 function describe(error: unknown): string {

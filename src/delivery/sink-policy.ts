@@ -130,7 +130,7 @@ export class SinkPolicy {
    */
   connectorFor(origin: string, connectOptions: buildConnector.BuildOptions): buildConnector.connector {
     const port = portOf(new URL(origin))
-    const base = buildConnector({ ...connectOptions, lookup: this.lookupFor(port) } as buildConnector.BuildOptions)
+    const base = buildConnector({ ...connectOptions, lookup: this.lookupFor(port) })
     return (options, callback) => {
       const host = unbracket(options.hostname)
       const reason = isIP(host) === 0 ? undefined : this.checkAddress(host, port)

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util'
 import { pino } from 'pino'
 import { DEFAULT_SERVICE_URL_TEMPLATE } from '../api/index.ts'
 import { DELIVERER_DEFAULTS, SinkPolicy, parseCidrList } from '../delivery/index.ts'
-import { isShoalError } from '../errors/index.ts'
+import { ErrorCodes, ShoalError, isShoalError } from '../errors/index.ts'
 import { parseBootstrap } from '../kafka/index.ts'
 import { DEFAULT_MAX_SOURCE_LABELS, DispatcherMetrics, startMetricsServer } from '../metrics/index.ts'
 import type { MetricsServer } from '../metrics/index.ts'
@@ -30,7 +30,9 @@ defaults from the environment: --kafka KAFKA_BOOTSTRAP_SERVERS, --id from POD_NA
 --zone SHOAL_ZONE, --node NODE_NAME`
 
 /** A wrong argument: the one line `shoal dispatcher` prints before exiting 2. */
-class UsageProblem extends Error {}
+function usageProblem(message: string): ShoalError {
+  return new ShoalError(ErrorCodes.USAGE, message)
+}
 
 /** What the flags and environment give: the dispatcher's options and where its metrics are served. */
 export type DispatcherArgs = Omit<DispatcherOptions, 'log' | 'signal'> & {
@@ -58,7 +60,7 @@ export async function runDispatcherCommand(argv: readonly string[]): Promise<num
   try {
     options = parseDispatcherArgs(argv, process.env)
   } catch (error) {
-    if (!(error instanceof UsageProblem)) throw error
+    if (!isShoalError(error, ErrorCodes.USAGE)) throw error
     process.stderr.write(`shoal dispatcher: ${error.message}\n`)
     return 2
   }
@@ -167,7 +169,7 @@ export async function runDispatcherCommand(argv: readonly string[]): Promise<num
 /** How long SIGTERM may take: the data plane's drain (10 s) plus the final commits and the leaving heartbeat. */
 const SHUTDOWN_DEADLINE_MS = 20_000
 
-/** The options the flags and environment give, or `help`; throws a UsageProblem naming the wrong argument. */
+/** The options the flags and environment give, or `help`; throws a SHOAL_USAGE error naming the wrong argument. */
 export function parseDispatcherArgs(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>
@@ -199,40 +201,39 @@ export function parseDispatcherArgs(
       allowPositionals: false
     }))
   } catch (error) {
-    throw new UsageProblem((error as Error).message)
+    throw usageProblem((error as Error).message)
   }
   if (values.help) return 'help'
   const defaults = dispatcherDefaultsFromEnv(env)
   const kafka = values.kafka ?? env['KAFKA_BOOTSTRAP_SERVERS']
-  if (kafka === undefined) throw new UsageProblem('--kafka is required (or set KAFKA_BOOTSTRAP_SERVERS)')
+  if (kafka === undefined) throw usageProblem('--kafka is required (or set KAFKA_BOOTSTRAP_SERVERS)')
   let brokers: string[]
   try {
     brokers = parseBootstrap(kafka)
   } catch (error) {
-    throw new UsageProblem(`--kafka: ${(error as Error).message}`)
+    throw usageProblem(`--kafka: ${(error as Error).message}`)
   }
   const id = values.id ?? defaults.id
-  if (id === undefined) throw new UsageProblem('--id is required (or run in a pod whose name ends in -<ordinal>)')
+  if (id === undefined) throw usageProblem('--id is required (or run in a pod whose name ends in -<ordinal>)')
   if (!DISPATCHER_ID.test(id)) {
-    throw new UsageProblem(`--id "${id}" must be lower-case letters, digits and '-', at most 63, like dispatcher-3`)
+    throw usageProblem(`--id "${id}" must be lower-case letters, digits and '-', at most 63, like dispatcher-3`)
   }
   const zone = values.zone ?? defaults.zone
-  if (zone === undefined || zone === '') throw new UsageProblem('--zone is required (or set SHOAL_ZONE)')
+  if (zone === undefined || zone === '') throw usageProblem('--zone is required (or set SHOAL_ZONE)')
   const node = values.node ?? defaults.node
-  if (node === undefined || node === '') throw new UsageProblem('--node is required (or set NODE_NAME)')
-  if (values.capacity === undefined)
-    throw new UsageProblem('--capacity is required: how many consumers it runs at most')
+  if (node === undefined || node === '') throw usageProblem('--node is required (or set NODE_NAME)')
+  if (values.capacity === undefined) throw usageProblem('--capacity is required: how many consumers it runs at most')
   const capacity = count('--capacity', values.capacity, 0)
   const scheduleCapacity =
     values['schedule-capacity'] === undefined ? undefined : count('--schedule-capacity', values['schedule-capacity'], 0)
   const buckets = values.buckets === undefined ? undefined : count('--buckets', values.buckets, 1)
   if (buckets !== undefined && buckets > 1000) {
-    throw new UsageProblem(`--buckets must be an integer from 1 to 1000, not "${values.buckets}"`)
+    throw usageProblem(`--buckets must be an integer from 1 to 1000, not "${values.buckets}"`)
   }
   const metricsPort =
     values['metrics-port'] === undefined ? undefined : count('--metrics-port', values['metrics-port'], 0)
   if (metricsPort !== undefined && metricsPort > 65535) {
-    throw new UsageProblem(`--metrics-port must be an integer from 0 to 65535, not "${values['metrics-port']}"`)
+    throw usageProblem(`--metrics-port must be an integer from 0 to 65535, not "${values['metrics-port']}"`)
   }
   const metricsSourceLabels =
     values['metrics-source-labels'] === undefined
@@ -250,7 +251,7 @@ export function parseDispatcherArgs(
     try {
       storeNames(values.prefix)
     } catch (error) {
-      throw new UsageProblem(`--prefix: ${(error as Error).message}`)
+      throw usageProblem(`--prefix: ${(error as Error).message}`)
     }
   }
   const forbiddenSinkCidrs =
@@ -258,28 +259,28 @@ export function parseDispatcherArgs(
   try {
     if (forbiddenSinkCidrs !== undefined) new SinkPolicy({ forbiddenCidrs: forbiddenSinkCidrs })
   } catch (error) {
-    throw new UsageProblem(`--forbidden-sink-cidrs: ${(error as Error).message}`)
+    throw usageProblem(`--forbidden-sink-cidrs: ${(error as Error).message}`)
   }
   const pingLateTicks = values['ping-late-ticks']
   if (pingLateTicks !== undefined && !isLatePolicy(pingLateTicks)) {
-    throw new UsageProblem(`--ping-late-ticks must be all, last or none, not "${pingLateTicks}"`)
+    throw usageProblem(`--ping-late-ticks must be all, last or none, not "${pingLateTicks}"`)
   }
   let secretKey: SecretKey | undefined
   try {
     secretKey = loadSecretKey(values['secret-key-file'], env)
   } catch (error) {
-    throw new UsageProblem((error as Error).message)
+    throw usageProblem((error as Error).message)
   }
   let livenessTimeoutMs: number | undefined
   if (values['liveness-timeout'] !== undefined) {
     livenessTimeoutMs = parseDuration(values['liveness-timeout'])
     if (livenessTimeoutMs === undefined) {
-      throw new UsageProblem(notADuration('--liveness-timeout', values['liveness-timeout']))
+      throw usageProblem(notADuration('--liveness-timeout', values['liveness-timeout']))
     }
     try {
       checkLivenessTimeout(livenessTimeoutMs)
     } catch (error) {
-      throw new UsageProblem(`--liveness-timeout: ${(error as Error).message}`)
+      throw usageProblem(`--liveness-timeout: ${(error as Error).message}`)
     }
   }
   return {
@@ -305,7 +306,7 @@ export function parseDispatcherArgs(
 function count(flag: string, text: string, min: number): number {
   const value = Number(text)
   if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < min) {
-    throw new UsageProblem(`${flag} must be an integer >= ${min}, not "${text}"`)
+    throw usageProblem(`${flag} must be an integer >= ${min}, not "${text}"`)
   }
   return value
 }

@@ -379,7 +379,9 @@ class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispat
     if (this.#incarnation === 0) {
       if (this.#highestSeen === undefined || incarnation > this.#highestSeen) this.#highestSeen = incarnation
     } else if (incarnation > this.#incarnation) {
-      void this.#supersede(incarnation)
+      void this.#supersede(incarnation).catch(error =>
+        this.#log('error', 'stopping a superseded dispatcher failed', { error: String(error) })
+      )
     }
   }
 

@@ -225,8 +225,8 @@ export class KafkaSourcePlane {
           key,
           groupId: source.spec.consumerGroup ?? key,
           topics: source.spec.topics,
-          initialOffset: source.spec.initialOffset ?? 'latest',
-          ordering: source.spec.ordering ?? 'ordered',
+          initialOffset: source.spec.initialOffset,
+          ordering: source.spec.ordering,
           ...(source.spec.maxInFlight === undefined ? {} : { maxInFlight: source.spec.maxInFlight })
         },
         vreplicas: placement.vreplicas,

@@ -15,7 +15,7 @@ import {
   finishRelease,
   heartbeatWatermark,
   holdersOf,
-  isLatePolicy,
+  latePolicyOf,
   pingRecordOf,
   pingTargetOf,
   releaseSchedule
@@ -381,13 +381,11 @@ export class PingSourcePlane {
   }
 
   #start(key: string, record: PingRecord, version: string, since: number, now: number): void {
-    const fallback = this.#options.latePolicy ?? DEFAULT_LATE_POLICY
-    const asked = record.latePolicy
-    const policy = asked !== undefined && isLatePolicy(asked) ? asked : fallback
-    if (asked !== undefined && policy !== asked)
+    const { policy, invalid } = latePolicyOf(record.latePolicy, this.#options.latePolicy ?? DEFAULT_LATE_POLICY)
+    if (invalid !== undefined)
       this.#warnOnce(
         `${key}@${record.offset}:policy`,
-        `${key}: late-ticks annotation "${asked}" is not all, last or none; using ${policy}`
+        `${key}: late-ticks annotation "${invalid}" is not all, last or none; using ${policy}`
       )
     const spec: ScheduleSpec = {
       schedule: record.schedule,
@@ -486,7 +484,6 @@ export class PingSourcePlane {
     this.#timer.stop()
     if (this.#paused) return
     this.#paused = true
-    this.#timer.stop()
     // Ticks not handed out yet stay open in the ledger, like those aborted in flight: fired again on resume.
     this.#feeder.clear()
     this.#abort.abort()

@@ -38,6 +38,8 @@ export const ErrorCodes = {
   RATE_LIMITED: 'SHOAL_RATE_LIMITED',
   /** A sink is refused by the sink policy: a forbidden address range or Shoal's own endpoint. */
   SINK_REFUSED: 'SHOAL_SINK_REFUSED',
+  /** A sink did not answer a delivery attempt within the delivery timeout; the attempt is retried. */
+  SINK_TIMEOUT: 'SHOAL_SINK_TIMEOUT',
   /** A Secret was sent to a controller that has no secret key to seal it with (`--secret-key-file`, SHOAL_SECRET_KEY). */
   SECRET_KEY_MISSING: 'SHOAL_SECRET_KEY_MISSING',
   /** A call to the Shoal API failed (network or unexpected answer). */

@@ -121,7 +121,10 @@ export class LagReader {
       const committed = committedOf.get(q.groupId)
       for (const t of q.topics) for (const p of partitionsOf(t)) if (!committed?.has(`${t}/${p}`)) needStarts.add(t)
     }
-    const starts = needStarts.size > 0 ? await this.#offsets(admin, [...needStarts], partitionsOf, EARLIEST) : new Map()
+    const starts =
+      needStarts.size > 0
+        ? await this.#offsets(admin, [...needStarts], partitionsOf, EARLIEST)
+        : new Map<string, bigint>()
     const out = new Map<string, LagReading>()
     for (const q of queries) {
       const missing = q.topics.filter(t => !counts.has(t))

@@ -70,7 +70,7 @@ export async function producePerf(options: ProducePerfOptions): Promise<ProduceP
   const start = performance.now()
   const stats = new PerfStats(options.numRecords, start)
   let nextReport = start + reportEvery
-  let failure: unknown
+  let failure: { error: unknown } | undefined
   const inFlight = new Set<Promise<void>>()
   let messages: Message[] = []
   let sentAt: number[] = []
@@ -99,7 +99,7 @@ export async function producePerf(options: ProducePerfOptions): Promise<ProduceP
         }
       },
       error => {
-        failure ??= error
+        failure ??= { error }
       }
     )
     const tracked: Promise<void> = sending.finally(() => {
@@ -111,7 +111,7 @@ export async function producePerf(options: ProducePerfOptions): Promise<ProduceP
 
   try {
     for (let i = 0; i < options.numRecords; i++) {
-      if (failure !== undefined) throw failure
+      if (failure !== undefined) throw failure.error
       options.signal?.throwIfAborted()
       const wait = throttleDelay(i, performance.now() - start, options.throughput)
       if (wait > 0) {
@@ -133,7 +133,7 @@ export async function producePerf(options: ProducePerfOptions): Promise<ProduceP
     }
     flush()
     while (inFlight.size > 0) await Promise.race(inFlight)
-    if (failure !== undefined) throw failure
+    if (failure !== undefined) throw failure.error
     const end = performance.now()
     return { total: stats.total(end), percentiles: stats.percentiles() }
   } finally {

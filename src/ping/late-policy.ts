@@ -7,8 +7,6 @@ import type { CronTicks } from './cron-ticks.ts'
  */
 export type LatePolicy = 'all' | 'last' | 'none'
 
-export const LATE_POLICIES: readonly LatePolicy[] = Object.freeze(['all', 'last', 'none'])
-
 /** The default policy of a dispatcher (`--ping-late-ticks`). */
 export const DEFAULT_LATE_POLICY: LatePolicy = 'all'
 
@@ -26,14 +24,13 @@ export function isLatePolicy(value: unknown): value is LatePolicy {
 }
 
 /**
- * The policy a source asks for with its annotation, or `fallback` when it has none; an annotation that is not a
+ * The policy a source asks for with its annotation's value, or `fallback` when it has none; a value that is not a
  * policy yields `invalid` so the caller can say so.
  */
 export function latePolicyOf(
-  annotations: Readonly<Record<string, string>> | undefined,
+  value: string | undefined,
   fallback: LatePolicy
 ): { readonly policy: LatePolicy; readonly invalid?: string } {
-  const value = annotations?.[LATE_POLICY_ANNOTATION]
   if (value === undefined) return { policy: fallback }
   if (isLatePolicy(value)) return { policy: value }
   return { policy: fallback, invalid: value }

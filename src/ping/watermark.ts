@@ -114,7 +114,7 @@ export function readWatermark(value: unknown): ReadWatermark | undefined {
     through: at,
     exceptions: (exceptions ?? {}) as Record<string, string>,
     released: (released ?? {}) as Record<string, Release[]>,
-    pending: pending === undefined || pending.length === 0 ? NO_PENDING : new Set(pending as string[]),
+    pending: pending === undefined || pending.length === 0 ? NO_PENDING : new Set(pending),
     contractOffset: offset,
     partial: partial === true
   }

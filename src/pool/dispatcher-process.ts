@@ -41,8 +41,8 @@ export function spawnDispatcher(options: DispatcherProcessOptions): DispatcherCh
     env: { ...process.env, SHOAL_LOG_LEVEL: process.env['SHOAL_LOG_LEVEL'] ?? 'warn', ...options.env },
     stdio: ['ignore', 'ignore', 'pipe']
   })
-  child.stderr!.setEncoding('utf8')
-  child.stderr!.on('data', (text: string) => options.onStderr?.(text))
+  child.stderr.setEncoding('utf8')
+  child.stderr.on('data', (text: string) => options.onStderr?.(text))
   const exited = new Promise<number | null>(resolve => {
     child.once('exit', code => resolve(code))
     // A process that could not be spawned at all.

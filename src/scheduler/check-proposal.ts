@@ -18,7 +18,7 @@ export function checkProposal(
   proposal: RebalanceProposal
 ): SourceDeltas {
   const delta: SourceDeltas = new Map()
-  const slotDelta: [Map<number, number>, Map<number, number>] = [new Map(), new Map()]
+  const slotDelta: [Map<number, number>, Map<number, number>] = [new Map<number, number>(), new Map<number, number>()]
   for (const move of proposal.moves) {
     const v = vpods.get(move.source)
     const from = topo.slot(move.from)

@@ -64,9 +64,9 @@ export function checkSealedSecret(input: unknown): SealedSecretObject {
     sealed?.alg === 'AES-256-GCM' &&
     [sealed.kid, sealed.iv, sealed.tag, sealed.data].every(v => typeof v === 'string')
   if (!ok) throw new ShoalError(ErrorCodes.MALFORMED, 'a forwarded Secret must be sealed')
-  const { name, namespace, labels, annotations } = metadata as NewMetadata
-  const { type, keys } = spec as SealedSecretSpec
-  const { alg, kid, iv, tag, data } = sealed as Envelope
+  const { name, namespace, labels, annotations } = metadata
+  const { type, keys } = spec
+  const { alg, kid, iv, tag, data } = sealed
   return {
     apiVersion: 'v1',
     kind: 'Secret',

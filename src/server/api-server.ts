@@ -49,7 +49,7 @@ export class ApiServer {
     this.#server =
       options.tls === undefined
         ? createServer(handler)
-        : (createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler) as unknown as Server)
+        : createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler)
     this.#server.keepAliveTimeout = 5_000
   }
 

@@ -126,8 +126,5 @@ async function object(
 }
 
 function labelsOf(object: unknown): Record<string, string> {
-  return ((object as { metadata?: { labels?: Record<string, string> } }).metadata?.labels ?? {}) as Record<
-    string,
-    string
-  >
+  return (object as { metadata?: { labels?: Record<string, string> } }).metadata?.labels ?? {}
 }

@@ -354,6 +354,6 @@ function errorText(error: unknown): string {
   if (Array.isArray(nested)) for (const e of nested) parts.push(errorText(e))
   if (error.cause) parts.push(errorText(error.cause))
   const api = (error as { apiId?: unknown }).apiId
-  if (api) parts.push(String(api))
+  if (typeof api === 'string' || typeof api === 'number') parts.push(String(api))
   return parts.join(': ')
 }

@@ -66,7 +66,7 @@ describe('validateResource: defaults and freezing', () => {
     const source = validateResource(input)
     assert.ok(source.kind === 'KafkaSource')
     assert.deepEqual(input, kafka)
-    assert.notEqual(source, input as unknown)
+    assert.notEqual(source, input)
     for (const value of [source, source.metadata, source.spec, source.spec.sink, source.spec.topics]) {
       assert.ok(Object.isFrozen(value))
     }

@@ -75,7 +75,7 @@ async function call(method: string, url: string, token: string, body?: unknown) 
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     ...(body === undefined ? {} : { body: JSON.stringify(body) })
   })
-  return { status: response.statusCode, body: (await response.body.json()) as unknown }
+  return { status: response.statusCode, body: await response.body.json() }
 }
 
 function cli(

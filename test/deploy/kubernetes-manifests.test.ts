@@ -134,11 +134,12 @@ describe('deploy/kubernetes, checked against the Kubernetes API types and the CR
       assert.ok(isMap(map))
       const key = map.items[0]?.key
       assert.ok(isScalar(key) && typeof key.value === 'string')
-      key.value = misspell(key.value)
+      const misspelt = misspell(key.value)
+      key.value = misspelt
       const name = `${String(++n).padStart(2, '0')}-${relative(deploy, file).replaceAll('/', '-')}`
       const text = copy.toString()
       await writeFile(join(dir, name), text)
-      expected.set(`${join(dir, name)}:${firstContentLine(text)}`, `${parent}.${key.value}`)
+      expected.set(`${join(dir, name)}:${firstContentLine(text)}`, `${parent}.${misspelt}`)
     }
     // The two slips the issue names: a misspelt field deep in a pod template, and one in a Strimzi resource.
     const controller = (await readFile(join(deploy, 'controller.yaml'), 'utf8')).replace(

@@ -26,8 +26,8 @@ function spawnDispatcher(
   })
   let stderr = ''
   let stdout = ''
-  child.stderr!.on('data', chunk => (stderr += String(chunk)))
-  child.stdout!.on('data', chunk => (stdout += String(chunk)))
+  child.stderr.on('data', chunk => (stderr += String(chunk)))
+  child.stdout.on('data', chunk => (stdout += String(chunk)))
   const exited = once(child, 'exit').then(([code]) => code as number | null)
   return { child, exited, stderr: () => stderr, stdout: () => stdout }
 }

@@ -21,7 +21,7 @@ function heartbeat(id: string, incarnation: number, extra: Partial<MemberRecord>
 }
 
 /** A view on a hand-driven monotonic clock, started at local time 0. */
-function fakeView(): { view: MembersView; advance(ms: number): void } {
+function fakeView(): { view: MembersView; advance: (ms: number) => void } {
   let now = 0
   const view = new MembersView({ livenessTimeoutMs: L, clock: () => now })
   return { view, advance: ms => void (now += ms) }

@@ -39,10 +39,10 @@ export async function startControllerProcess(
     }
   )
   let stderr = ''
-  child.stderr!.on('data', chunk => (stderr += String(chunk)))
+  child.stderr.on('data', chunk => (stderr += String(chunk)))
   const exited = new Promise<void>(resolve => child.once('exit', () => resolve()))
   const url = await new Promise<string>((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout! })
+    const lines = createInterface({ input: child.stdout })
     const timer = setTimeout(() => reject(new Error(`controller did not start in 60 s: ${stderr}`)), 60_000)
     lines.on('line', line => {
       const match = /serving the API on (\S+)/.exec(line)

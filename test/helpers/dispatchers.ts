@@ -46,11 +46,11 @@ export async function startDispatcherProcess(
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let stderr = ''
-  child.stderr!.on('data', chunk => (stderr += String(chunk)))
+  child.stderr.on('data', chunk => (stderr += String(chunk)))
   const exited = new Promise<void>(resolve => child.once('exit', () => resolve()))
   const up = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`dispatcher ${id} did not start in 60 s: ${stderr}`)), 60_000)
-    createInterface({ input: child.stdout! }).on('line', line => {
+    createInterface({ input: child.stdout }).on('line', line => {
       if (/ up\b/.test(line)) {
         clearTimeout(timer)
         resolve(line)

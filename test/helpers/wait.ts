@@ -12,16 +12,16 @@ export async function eventually<T>(
   pollMs = 100
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs
-  let last: unknown
+  let last: string | undefined
   for (;;) {
     try {
       const value = await check()
       if (value !== undefined && value !== false) return value
     } catch (error) {
-      last = error
+      last = error instanceof Error ? error.message : String(error)
     }
     if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last === undefined ? '' : `: ${last}`}`)
     }
     await new Promise(resolve => setTimeout(resolve, pollMs))
   }

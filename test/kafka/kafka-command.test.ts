@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { once } from 'node:events'
 import { createServer } from 'node:net'
 import type { AddressInfo } from 'node:net'
-import { test } from 'node:test'
+import { mock, test } from 'node:test'
 import { isShoalError } from '../../src/errors/index.ts'
 import { parseKafkaArgs, runKafkaCommand, startEmbeddedKafka } from '../../src/kafka/embedded/index.ts'
 
@@ -11,16 +11,14 @@ import { parseKafkaArgs, runKafkaCommand, startEmbeddedKafka } from '../../src/k
 async function run(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = ''
   let stderr = ''
-  const { write: writeOut } = process.stdout
-  const { write: writeErr } = process.stderr
-  process.stdout.write = ((chunk: string | Uint8Array) => ((stdout += String(chunk)), true)) as typeof writeOut
-  process.stderr.write = ((chunk: string | Uint8Array) => ((stderr += String(chunk)), true)) as typeof writeErr
+  const out = mock.method(process.stdout, 'write', (chunk: string | Uint8Array) => ((stdout += String(chunk)), true))
+  const err = mock.method(process.stderr, 'write', (chunk: string | Uint8Array) => ((stderr += String(chunk)), true))
   try {
     const code = await runKafkaCommand(argv)
     return { code, stdout, stderr }
   } finally {
-    process.stdout.write = writeOut
-    process.stderr.write = writeErr
+    out.mock.restore()
+    err.mock.restore()
   }
 }
 

@@ -33,6 +33,7 @@ export function run(command: string, args: readonly string[], input?: string): P
       { timeout: 30_000, maxBuffer: 8 * 1024 * 1024 },
       (error, stdout, stderr) => {
         if (error && typeof error.code !== 'number') {
+          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- an ExecFileException is an Error; its type is an Omit<> of one
           reject(error)
           return
         }

@@ -9,7 +9,7 @@ import {
   pingTargetOf,
   tickEventId
 } from '../../src/ping/index.ts'
-import type { PingSink, Tick } from '../../src/ping/index.ts'
+import type { Tick } from '../../src/ping/index.ts'
 import type { StoredObject } from '../../src/store/index.ts'
 
 describe('TickHeap with many keys on one time', () => {
@@ -169,7 +169,7 @@ describe('PingRecord', () => {
     const b = pingRecordOf(stored('b', { schedule: '* * * * *', sink: { uri: 'ftp://nope' } }), 43, options)
     assert.ok('unresolved' in b.sink, 'a sink that does not resolve says why')
     assert.equal(strings.size, 5) // ns, the schedule, the zone, the content type, `last` — b added nothing new
-    const target = pingTargetOf('PingSource/ns/a', a.sink as PingSink)
+    const target = pingTargetOf('PingSource/ns/a', a.sink)
     assert.equal(target.sink.uri, 'http://svc.ns.svc')
     assert.equal(target.policy, pingTargetOf('PingSource/ns/c', { uri: 'http://c' }).policy, 'one policy for all')
   })

@@ -286,7 +286,7 @@ describe('ping events', () => {
 
   it('a source annotation picks its late policy; a wrong one is reported and the default kept', () => {
     assert.deepEqual(latePolicyOf(undefined, 'all'), { policy: 'all' })
-    assert.deepEqual(latePolicyOf({ 'shoal.dev/late-ticks': 'last' }, 'all'), { policy: 'last' })
-    assert.deepEqual(latePolicyOf({ 'shoal.dev/late-ticks': 'some' }, 'none'), { policy: 'none', invalid: 'some' })
+    assert.deepEqual(latePolicyOf('last', 'all'), { policy: 'last' })
+    assert.deepEqual(latePolicyOf('some', 'none'), { policy: 'none', invalid: 'some' })
   })
 })

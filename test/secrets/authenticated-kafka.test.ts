@@ -111,8 +111,8 @@ async function startShoal(
         resolve(found)
       }
     }
-    child.stdout!.on('data', onData)
-    child.stderr!.on('data', onData)
+    child.stdout.on('data', onData)
+    child.stderr.on('data', onData)
     child.once('exit', code => {
       clearTimeout(timer)
       reject(new Error(`shoal ${args[0]} exited with ${code}: ${proc.output}`))
@@ -124,7 +124,7 @@ async function startShoal(
     get output() {
       return proc.output
     }
-  } as Proc & { match: RegExpExecArray }
+  }
 }
 
 describe('a KafkaSource over SASL_SSL with its credentials in a Secret', () => {

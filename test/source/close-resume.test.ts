@@ -78,7 +78,8 @@ describe('SourceRunner close and resume', () => {
       60_000,
       'the rest of the records'
     )
-    for (const call of second.calls) assert.ok(!first.has(call.value!.toString()), `${call.value} delivered again`)
+    for (const call of second.calls)
+      assert.ok(!first.has(call.value!.toString()), `${String(call.value)} delivered again`)
     await eventually(
       async () => {
         const [now, ends] = [await committedOffsets(name, name, partitions), await endOffsets(name, partitions)]

@@ -30,14 +30,14 @@ describe('SourceRunner after a crash', () => {
     // 'close', not 'exit': the lines it printed before the kill may still be in the pipe when it exits, and a
     // record it handled and committed but the test never read would never be counted. (Its log on stderr is read
     // too, or the pipe would never close.)
-    child.stderr!.resume()
+    child.stderr.resume()
     const exited = new Promise(resolve => child.once('close', resolve))
     cleanup.push(async () => {
       child.kill('SIGKILL')
       await exited
     })
     const before = new Set<string>()
-    createInterface({ input: child.stdout! }).on('line', line => {
+    createInterface({ input: child.stdout }).on('line', line => {
       const [, , , value] = line.split(' ')
       if (value) before.add(value)
     })

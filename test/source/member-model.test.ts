@@ -99,7 +99,7 @@ class Real {
 
   async closeAll(): Promise<void> {
     this.countRefused()
-    await Promise.all(this.runners.map(r => r?.close({ drainMs: 2_000, leaveGroup: true })))
+    await Promise.all(this.runners.flatMap(r => (r ? [r.close({ drainMs: 2_000, leaveGroup: true })] : [])))
   }
 }
 

@@ -134,6 +134,7 @@ export function runJavaTool(
       { env, timeout: 120_000, maxBuffer: 4 * 1024 * 1024, ...(options.signal ? { signal: options.signal } : {}) },
       (error, stdout, stderr) => {
         if (error && typeof error.code !== 'number') {
+          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- an ExecFileException is an Error; its type is an Omit<> of one
           reject(error)
           return
         }

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { ErrorCodes, ShoalError } from '../../errors/index.ts'
+import { ErrorCodes, ShoalError, isShoalError } from '../../errors/index.ts'
 import { launchJava, runJavaTool, tailFile } from './broker-process.ts'
 import type { JavaProcess, ProcessExit } from './broker-process.ts'
 import { LOOPBACK, log4j2Config, serverProperties } from './config.ts'
@@ -143,21 +143,13 @@ export async function startEmbeddedKafka(options: StartEmbeddedKafkaOptions = {}
     } catch (error) {
       lastError = error
       await cluster.abandon()
-      if (!(error instanceof PortTakenError)) break
+      if (!isShoalError(error, ErrorCodes.PORT_IN_USE)) break
       progress(`a picked port was taken before Kafka bound it; trying other ports`)
     }
   }
   if (temporary) await rm(dataDir, { recursive: true, force: true })
-  throw lastError instanceof PortTakenError ? lastError.error : lastError
-}
-
-/** A start that failed because a port was taken between picking it and Kafka binding it. */
-class PortTakenError extends Error {
-  readonly error: ShoalError
-  constructor(error: ShoalError) {
-    super(error.message)
-    this.error = error
-  }
+  // A port taken every time: the last broker's own start error says the most.
+  throw isShoalError(lastError, ErrorCodes.PORT_IN_USE) ? lastError.cause : lastError
 }
 
 interface ClusterInit {
@@ -358,7 +350,10 @@ class Cluster implements EmbeddedKafka {
         ErrorCodes.KAFKA_START,
         `Kafka broker ${node.spec.nodeId} on ${LOOPBACK}:${node.spec.port} ${why}${cause ? ` (${cause.trim()})` : ''}; the end of ${node.logFile}:\n${tail}`
       )
-      if (this.#init.port === 0 && /Address already in use|BindException/.test(wide)) throw new PortTakenError(error)
+      // A port taken between picking it and Kafka binding it: the caller picks other ports.
+      if (this.#init.port === 0 && /Address already in use|BindException/.test(wide)) {
+        throw new ShoalError(ErrorCodes.PORT_IN_USE, error.message, { cause: error, retriable: true })
+      }
       throw error
     } finally {
       stopWaiting.abort()
