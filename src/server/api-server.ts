@@ -19,6 +19,7 @@ import type { KindInfo, ShoalResource } from '../api/index.ts'
 import { ErrorCodes, ShoalError, invalid, isShoalError } from '../errors/index.ts'
 import { checkSealedSecret, presentSecret, sealSecret } from '../secrets/index.ts'
 import type { SecretKey } from '../secrets/index.ts'
+import { isKafkaSource, isSealedSecret } from '../store/index.ts'
 import type { ResourceStore, StoredEntry, WriteOp, WriteResult } from '../store/index.ts'
 import { openApiDocument } from './openapi.ts'
 import { readBody } from './read-body.ts'
@@ -386,12 +387,8 @@ export class ApiServer {
       )
     if (this.#guard?.multiTenant) {
       const stored = name === undefined ? undefined : await this.#store!.get(`${info.kind}/${namespace}/${name}`)
-      const storedGroup = (stored?.object.spec as { consumerGroup?: unknown } | undefined)?.consumerGroup
-      const refused = this.#guard.admissionErrors(
-        principal,
-        object,
-        typeof storedGroup === 'string' ? storedGroup : undefined
-      )
+      const storedGroup = stored && isKafkaSource(stored) ? stored.object.spec.consumerGroup : undefined
+      const refused = this.#guard.admissionErrors(principal, object, storedGroup)
       if (refused.length > 0) throw invalid(`${info.kind} ${namespace}/${object.metadata.name}`, refused)
     }
     return object
@@ -517,7 +514,7 @@ export class ApiServer {
 
   #present(entry: StoredEntry): unknown {
     // A Secret is shown by its key names only, whoever presents the other kinds.
-    if (entry.object.kind === 'Secret') return presentSecret(entry)
+    if (isSealedSecret(entry)) return presentSecret(entry)
     return (this.#options.present ?? plainPresentation)(entry)
   }
 
