@@ -1,5 +1,5 @@
 import { hostname } from 'node:os'
-import { DispatcherKind, checkServiceUrlTemplate, checkUpdate, DEFAULT_SERVICE_URL_TEMPLATE } from '../api/index.ts'
+import { checkServiceUrlTemplate, checkUpdate, DEFAULT_SERVICE_URL_TEMPLATE } from '../api/index.ts'
 import type { SourceStatus } from '../api/index.ts'
 import type { ApiGuard, ApiTls } from '../auth/index.ts'
 import { autoscaleSetting } from '../autoscale/index.ts'
@@ -77,9 +77,9 @@ export async function startController(options: ControllerOptions): Promise<Runni
     ...(options.secretKey === undefined ? {} : { secretKey: options.secretKey }),
     log: (level, message, fields) => log[level](fields ?? {}, message),
     present: entry =>
-      entry.object.kind === DispatcherKind.kind
-        ? presentDispatcher(entry.object.metadata.name, entry, liveById(entry.object.metadata.name))
-        : presentSource(entry, serviceUrlTemplate, id => liveById(id)?.zone, lastDeliveryError(entry.key)),
+      isSource(entry)
+        ? presentSource(entry, serviceUrlTemplate, id => liveById(id)?.zone, lastDeliveryError(entry.key))
+        : presentDispatcher(entry.object.metadata.name, entry, liveById(entry.object.metadata.name)),
     liveObjects: (info, stored) =>
       isDispatcherKind(info)
         ? liveDispatchers()
