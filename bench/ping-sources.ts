@@ -38,7 +38,7 @@ import {
   pingTargetOf
 } from '../src/ping/index.ts'
 import type { Firing, PingRecord, PingSink, Tick } from '../src/ping/index.ts'
-import type { StoredObject } from '../src/store/index.ts'
+import type { StoredPingSource } from '../src/store/index.ts'
 import type { PingSinkCommand, PingSinkMessage } from './ping-sink.ts'
 
 const { values } = parseArgs({
@@ -127,7 +127,7 @@ async function runWorker(): Promise<void> {
       metadata: { name, namespace: 'bench', uid: randomUUID(), generation: 1, creationTimestamp: created },
       spec: { schedule: values.schedule, contentType: 'application/json', data: `{"n":${i}}`, sink: { uri: sink } }
     })
-    const record = pingRecordOf(JSON.parse(json) as StoredObject, i, {
+    const record = pingRecordOf(JSON.parse(json) as StoredPingSource, i, {
       serviceUrlTemplate: DEFAULT_SERVICE_URL_TEMPLATE,
       strings
     })

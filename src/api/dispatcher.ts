@@ -10,15 +10,18 @@ import { checkDns1123Subdomain } from './names.ts'
 import type { ObjectMeta, SourceResource } from './types.ts'
 import { DEFAULT_NAMESPACE, validateResource } from './validate.ts'
 
+/** A Dispatcher's desired state. */
+export interface DispatcherSpec {
+  /** Cordoned: the scheduler places nothing new here and moves what runs here to other dispatchers. */
+  readonly unschedulable: boolean
+}
+
 /** The desired state of one dispatcher; its live state (zone, capacity, load) comes from its heartbeats. */
 export interface DispatcherResource {
   readonly apiVersion: 'shoal.dev/v1alpha1'
   readonly kind: 'Dispatcher'
   readonly metadata: ObjectMeta
-  readonly spec: {
-    /** Cordoned: the scheduler places nothing new here and moves what runs here to other dispatchers. */
-    readonly unschedulable: boolean
-  }
+  readonly spec: DispatcherSpec
 }
 
 const stringMap = { type: 'object', additionalProperties: { type: 'string' } }

@@ -43,7 +43,9 @@ export type {
   SourceStatus
 } from './types.ts'
 export { checkUpdate } from './update.ts'
-export { DEFAULT_NAMESPACE, DEFAULT_SCHEDULE, validateResource } from './validate.ts'
+export { DEFAULT_NAMESPACE, validateResource } from './validate.ts'
+export { DEFAULT_SCHEDULE, SPEC_DEFAULTS, withStoredDefaults } from './defaults.ts'
+export type { Defaultable } from './defaults.ts'
 export {
   formatRequirement,
   isLabelKey,
@@ -54,7 +56,7 @@ export {
 } from './label-selector.ts'
 export type { Requirement, SelectorParse } from './label-selector.ts'
 export { dispatcherSchema, validateDispatcher, validateObject } from './dispatcher.ts'
-export type { DispatcherResource, ShoalResource } from './dispatcher.ts'
+export type { DispatcherResource, DispatcherSpec, ShoalResource } from './dispatcher.ts'
 export { MAX_SECRET_BYTES, secretSchema, validateSecret } from './secret.ts'
-export type { SecretResource } from './secret.ts'
+export type { Envelope, SealedSecretSpec, SecretResource } from './secret.ts'
 export { checkDns1123Label, checkDns1123Subdomain } from './names.ts'

@@ -21,6 +21,22 @@ export interface SecretResource {
   readonly data: Readonly<Record<string, string>>
 }
 
+/** AES-256-GCM ciphertext as the log stores it: which key sealed it, and the nonce, tag and bytes in base64. */
+export interface Envelope {
+  readonly alg: 'AES-256-GCM'
+  readonly kid: string
+  readonly iv: string
+  readonly tag: string
+  readonly data: string
+}
+
+/** A Secret's `spec` in the store: its type, its key names, and its values sealed in one envelope (src/secrets). */
+export interface SealedSecretSpec {
+  readonly type: string
+  readonly keys: readonly string[]
+  readonly sealed: Envelope
+}
+
 /** Kubernetes' rule for a Secret key: `[-._a-zA-Z0-9]+`, at most 253 characters. */
 const KEY = /^[-._a-zA-Z0-9]+$/
 /** Kubernetes' limit on the values of one Secret. */

@@ -7,12 +7,14 @@ import type { SourceResource } from './types.ts'
  * consumerGroup may not change (a new group would start again from initialOffset). A replacement that
  * omits consumerGroup keeps the stored one. Returns the resource to store, frozen.
  */
-export function checkUpdate(previous: SourceResource, next: SourceResource): SourceResource {
-  if (previous.kind !== 'KafkaSource' || next.kind !== 'KafkaSource') return next
+export function checkUpdate<S extends SourceResource>(previous: SourceResource, next: S): S {
+  const source: SourceResource = next
+  if (previous.kind !== 'KafkaSource' || source.kind !== 'KafkaSource') return next
   const before = previous.spec.consumerGroup
-  const after = next.spec.consumerGroup
+  const after = source.spec.consumerGroup
   if (before === undefined || after === before) return next
-  if (after === undefined) return deepFreeze({ ...next, spec: { ...next.spec, consumerGroup: before } })
+  // `next` with only its spec's consumer group set: still an S (a KafkaSource of the same shape).
+  if (after === undefined) return deepFreeze({ ...next, spec: { ...source.spec, consumerGroup: before } })
   const what = `KafkaSource ${next.metadata.namespace}/${next.metadata.name}`
   throw invalid(what, [
     {

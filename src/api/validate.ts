@@ -4,6 +4,7 @@ import { ErrorCodes, ShoalError, invalid } from '../errors/index.ts'
 import type { FieldError } from '../errors/index.ts'
 import { formatPath } from './field-path.ts'
 import type { PathSegment } from './field-path.ts'
+import { SPEC_DEFAULTS } from './defaults.ts'
 import { deepFreeze } from '../util/index.ts'
 import { KafkaSourceKind, PingSourceKind, apiVersionOf } from './kinds.ts'
 import { kafkaSourceSchema, pingSourceSchema } from './schemas.ts'
@@ -13,8 +14,6 @@ import type { SourceResource } from './types.ts'
 
 /** The namespace of a manifest that names none. */
 export const DEFAULT_NAMESPACE = 'default'
-/** Knative's PingSource schedule when none is given: every minute. */
-export const DEFAULT_SCHEDULE = '* * * * *'
 
 const MAX_DEPTH = 64
 
@@ -251,15 +250,11 @@ function applyDefaults(resource: Mutable): Mutable {
   metadata['namespace'] ??= DEFAULT_NAMESPACE
   const namespace = metadata['namespace'] as string
   const spec = resource['spec'] as Mutable
+  for (const [field, value] of Object.entries(SPEC_DEFAULTS[resource['kind'] as string] ?? {})) spec[field] ??= value
   if (resource['kind'] === 'KafkaSource') {
     spec['bootstrapServers'] = (spec['bootstrapServers'] as string[]).flatMap(s => s.split(',').map(p => p.trim()))
-    spec['consumers'] ??= 1
-    spec['initialOffset'] ??= 'latest'
-    spec['ordering'] ??= 'ordered'
     const delivery = spec['delivery'] as Mutable | undefined
     if (delivery?.['deadLetterSink'] !== undefined) defaultDestination(delivery['deadLetterSink'] as Mutable, namespace)
-  } else {
-    spec['schedule'] ??= DEFAULT_SCHEDULE
   }
   defaultDestination(spec['sink'] as Mutable, namespace)
   return resource

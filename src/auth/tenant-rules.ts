@@ -1,5 +1,5 @@
 import { resolveDestination } from '../api/index.ts'
-import type { Destination, ShoalResource } from '../api/index.ts'
+import type { Destination, ShoalResource, SourceResource } from '../api/index.ts'
 import type { SinkPolicy } from '../delivery/index.ts'
 import type { FieldError } from '../errors/index.ts'
 
@@ -27,22 +27,17 @@ export function tenantRuleErrors(object: ShoalResource, context: TenantRulesCont
   if (object.kind !== 'KafkaSource' && object.kind !== 'PingSource') return []
   const errors: FieldError[] = []
   const namespace = object.metadata.namespace
-  const spec = object.spec as {
-    topics?: readonly string[]
-    consumerGroup?: string
-    sink?: Destination
-    delivery?: { deadLetterSink?: Destination }
-  }
+  const kafka = object.kind === 'KafkaSource' ? object.spec : undefined
   if (context.namespaces !== undefined) {
     const internalTopic = `${context.prefix}.`
-    ;(spec.topics ?? []).forEach((topic, i) => {
+    ;(kafka?.topics ?? []).forEach((topic, i) => {
       if (topic.startsWith(internalTopic)) {
         errors.push({ path: `spec.topics[${i}]`, message: `"${topic}" is one of Shoal's internal topics` })
       } else if (topic.startsWith('__')) {
         errors.push({ path: `spec.topics[${i}]`, message: `"${topic}" is one of Kafka's internal topics` })
       }
     })
-    const group = spec.consumerGroup
+    const group = kafka?.consumerGroup
     if (group !== undefined && group !== context.storedGroup && !group.startsWith(groupPrefixOf(namespace))) {
       errors.push({
         path: 'spec.consumerGroup',
@@ -51,7 +46,7 @@ export function tenantRuleErrors(object: ShoalResource, context: TenantRulesCont
           `(or leave it out: Shoal then uses knative-kafka-source-<uid>)`
       })
     }
-    for (const [path, destination] of destinations(spec)) {
+    for (const [path, destination] of destinations(object)) {
       const refNamespace = destination.ref?.namespace
       if (refNamespace !== undefined && !context.namespaces.has(refNamespace)) {
         errors.push({
@@ -61,7 +56,7 @@ export function tenantRuleErrors(object: ShoalResource, context: TenantRulesCont
       }
     }
   }
-  for (const [path, destination] of destinations(spec)) {
+  for (const [path, destination] of destinations(object)) {
     const resolved = resolveDestination(destination, namespace, { serviceUrlTemplate: context.serviceUrlTemplate })
     if (resolved.kind !== 'resolved') continue
     const reason = context.sinkPolicy.checkUrl(resolved.uri)
@@ -72,13 +67,10 @@ export function tenantRuleErrors(object: ShoalResource, context: TenantRulesCont
   return errors
 }
 
-function destinations(spec: {
-  sink?: Destination
-  delivery?: { deadLetterSink?: Destination }
-}): Array<[string, Destination]> {
-  const found: Array<[string, Destination]> = []
-  if (spec.sink !== undefined) found.push(['spec.sink', spec.sink])
-  const deadLetterSink = spec.delivery?.deadLetterSink
+/** A source's sink and, for a KafkaSource, its dead letter sink, with their paths. */
+function destinations(source: SourceResource): Array<[string, Destination]> {
+  const found: Array<[string, Destination]> = [['spec.sink', source.spec.sink]]
+  const deadLetterSink = source.kind === 'KafkaSource' ? source.spec.delivery?.deadLetterSink : undefined
   if (deadLetterSink !== undefined) found.push(['spec.delivery.deadLetterSink', deadLetterSink])
   return found
 }

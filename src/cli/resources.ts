@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util'
-import type { KindInfo } from '../api/index.ts'
+import type { Condition, KindInfo } from '../api/index.ts'
 
 /** A JSON object as it comes off the wire or out of a manifest; read through the accessors below. */
 export type JsonObject = { [key: string]: unknown }
@@ -49,16 +49,16 @@ export function stringMap(object: unknown, key: 'labels' | 'annotations'): Reado
   return out
 }
 
-/** One entry of `status.conditions`, Knative's shape. */
-export interface Condition {
-  readonly type: string
+/**
+ * One entry of `status.conditions` as read off the wire: the API's Condition, its status as given and its time
+ * possibly absent, since the CLI shows what a server answers rather than trusting it.
+ */
+export type ShownCondition = Omit<Condition, 'status' | 'lastTransitionTime'> & {
   readonly status: string
-  readonly reason?: string
-  readonly message?: string
   readonly lastTransitionTime?: string
 }
 
-export function conditionsOf(object: unknown): Condition[] {
+export function conditionsOf(object: unknown): ShownCondition[] {
   const found = field(object, 'status', 'conditions')
   if (!Array.isArray(found)) return []
   return found.filter(isObject).map(c => ({
@@ -70,7 +70,7 @@ export function conditionsOf(object: unknown): Condition[] {
   }))
 }
 
-export function conditionOf(object: unknown, type: string): Condition | undefined {
+export function conditionOf(object: unknown, type: string): ShownCondition | undefined {
   return conditionsOf(object).find(c => c.type === type)
 }
 

@@ -1,13 +1,6 @@
 import { hostname } from 'node:os'
-import {
-  DispatcherKind,
-  SecretKind,
-  checkServiceUrlTemplate,
-  checkUpdate,
-  defaultConsumerGroup,
-  DEFAULT_SERVICE_URL_TEMPLATE
-} from '../api/index.ts'
-import type { SourceResource, SourceStatus } from '../api/index.ts'
+import { checkServiceUrlTemplate, checkUpdate, DEFAULT_SERVICE_URL_TEMPLATE } from '../api/index.ts'
+import type { SourceStatus } from '../api/index.ts'
 import type { ApiGuard, ApiTls } from '../auth/index.ts'
 import { autoscaleSetting } from '../autoscale/index.ts'
 import { ErrorCodes, ShoalError, invalid } from '../errors/index.ts'
@@ -16,7 +9,7 @@ import type { MemberStatus } from '../dispatcher/index.ts'
 import { loadSchedulerConfig } from '../scheduler/index.ts'
 import type { SecretKey } from '../secrets/index.ts'
 import { ApiServer } from '../server/index.ts'
-import { ResourceStore } from '../store/index.ts'
+import { ResourceStore, isKafkaSource, isSource } from '../store/index.ts'
 import type { StoredObject } from '../store/index.ts'
 import type { Logger } from './logger.ts'
 import { isDispatcherKind, presentDispatcher, presentSource, sourceStatus } from './presentation.ts'
@@ -84,9 +77,9 @@ export async function startController(options: ControllerOptions): Promise<Runni
     ...(options.secretKey === undefined ? {} : { secretKey: options.secretKey }),
     log: (level, message, fields) => log[level](fields ?? {}, message),
     present: entry =>
-      entry.object.kind === DispatcherKind.kind
-        ? presentDispatcher(entry.object.metadata.name, entry, liveById(entry.object.metadata.name))
-        : presentSource(entry, serviceUrlTemplate, id => liveById(id)?.zone, lastDeliveryError(entry.key)),
+      isSource(entry)
+        ? presentSource(entry, serviceUrlTemplate, id => liveById(id)?.zone, lastDeliveryError(entry.key))
+        : presentDispatcher(entry.object.metadata.name, entry, liveById(entry.object.metadata.name)),
     liveObjects: (info, stored) =>
       isDispatcherKind(info)
         ? liveDispatchers()
@@ -115,9 +108,9 @@ export async function startController(options: ControllerOptions): Promise<Runni
       replicaId,
       url,
       statusOf: (object, previous) =>
-        object.kind === DispatcherKind.kind || object.kind === SecretKind.kind
+        !isSource(object)
           ? {}
-          : sourceStatus(object as unknown as SourceResource, {
+          : sourceStatus(object, {
               serviceUrlTemplate,
               now: new Date(),
               previous: previous as SourceStatus | undefined
@@ -254,20 +247,13 @@ function liveDispatcherOf(m: MemberStatus): LiveDispatcher {
 }
 
 /**
- * Defaults that need the uid: a new KafkaSource without a consumer group gets Knative's
- * `knative-kafka-source-<uid>`; a replacement keeps the stored group and may not change it.
+ * A replacement keeps the stored consumer group and may not change it (the store's writer then gives a new
+ * KafkaSource without one Knative's `knative-kafka-source-<uid>`: see withStoredDefaults).
  */
 function withServerDefaults(object: StoredObject, previous: StoredObject | undefined): StoredObject {
-  if (object.kind !== 'KafkaSource') return object
+  if (!isKafkaSource(object)) return object
   // Autoscaling annotations are checked where every write passes, so a bad one is refused naming the annotation.
   const autoscale = autoscaleSetting(object.metadata.annotations)
   if (autoscale.kind === 'invalid') throw invalid(`KafkaSource ${object.metadata.name}`, autoscale.fields)
-  if (previous)
-    return checkUpdate(
-      previous as unknown as SourceResource,
-      object as unknown as SourceResource
-    ) as unknown as StoredObject
-  const spec = object.spec as { consumerGroup?: string }
-  if (spec.consumerGroup) return object
-  return { ...object, spec: { ...spec, consumerGroup: defaultConsumerGroup(object.metadata.uid) } }
+  return previous && isKafkaSource(previous) ? checkUpdate(previous, object) : object
 }

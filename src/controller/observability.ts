@@ -5,7 +5,8 @@ import { ControllerMetrics, LagMonitor } from '../metrics/index.ts'
 import type { LagTarget, SourcePlacementView } from '../metrics/index.ts'
 import { unresolvedMessage } from '../secrets/index.ts'
 import type { SecretKey } from '../secrets/index.ts'
-import type { ResourceStore, StoredEntry } from '../store/index.ts'
+import { isDispatcher, isKafkaSource, isSource } from '../store/index.ts'
+import type { ResourceStore, StoredEntry, StoredSource } from '../store/index.ts'
 import { UiServer, buildSnapshot, historyPoints } from '../ui/index.ts'
 import type { UiCondition, UiPoint, UiSnapshot } from '../ui/index.ts'
 import { sourceNet } from './source-net.ts'
@@ -17,7 +18,7 @@ export interface ObservabilityOptions {
   /** Every dispatcher the members view knows, dead ones included until they leave it. */
   readonly members: () => readonly MemberStatus[]
   /** A source as the API shows it (its conditions with Scheduled merged in). */
-  readonly present: (entry: StoredEntry) => unknown
+  readonly present: (entry: StoredEntry<StoredSource>) => unknown
   readonly lagIntervalMs?: number
   readonly maxSourceLabels?: number
   readonly processMetrics?: boolean
@@ -44,7 +45,7 @@ export interface Observability {
  */
 export function startObservability(options: ObservabilityOptions): Observability {
   const store = options.store
-  const sources = () => store.snapshot(isSourceKey)
+  const sources = () => store.snapshot(isSourceKey).filter(isSource)
   const net = sourceNet(store, options.secretKey)
   const lag = new LagMonitor({
     targets: () => (store.isLeader ? sources().flatMap(e => lagTarget(e, net)) : []),
@@ -92,11 +93,11 @@ function snapshot(options: ObservabilityOptions, lag: LagMonitor): UiSnapshot {
   const cordoned = new Set(
     store
       .snapshot(k => k.startsWith(`${DispatcherKind.kind}/`))
-      .filter(e => (e.object.spec as { unschedulable?: boolean }).unschedulable === true)
+      .filter(e => isDispatcher(e) && e.object.spec.unschedulable)
       .map(e => e.object.metadata.name)
   )
   const history = new Map<string, UiPoint[]>()
-  const entries = store.snapshot(isSourceKey)
+  const entries = store.snapshot(isSourceKey).filter(isSource)
   for (const entry of entries) {
     const samples = lag.history(entry.key)
     if (samples.length > 0) history.set(entry.key, historyPoints(samples))
@@ -149,20 +150,13 @@ function placementView(entry: StoredEntry): SourcePlacementView {
   const s = entry.scheduling
   const placed = s?.placements.reduce((n, p) => n + p.vreplicas, 0) ?? 0
   const pending = s?.pending ?? 0
-  const spec = entry.object.spec as { consumers?: number }
-  const desired = s ? placed + pending : entry.object.kind === 'KafkaSource' ? (spec.consumers ?? 1) : 1
+  const desired = s ? placed + pending : isKafkaSource(entry) ? entry.object.spec.consumers : 1
   return { key: entry.key, desired, placed, pending }
 }
 
 function lagTarget(entry: StoredEntry, netOf: SourceNet): LagTarget[] {
-  if (entry.object.kind !== 'KafkaSource') return []
-  const spec = entry.object.spec as {
-    consumerGroup?: string
-    topics?: string[]
-    bootstrapServers?: string[]
-    initialOffset?: 'earliest' | 'latest'
-  }
-  if (!spec.consumerGroup || !spec.topics?.length || !spec.bootstrapServers?.length) return []
+  if (!isKafkaSource(entry)) return []
+  const { spec } = entry.object
   const net = netOf(entry)
   return [
     {

@@ -1,6 +1,7 @@
 import { DispatcherKind, apiVersionOf, computeStatus } from '../api/index.ts'
 import type { ConditionObservation, KindInfo, SourceResource, SourceStatus } from '../api/index.ts'
-import type { DeliveryErrorRecord, PlacementsRecord, StoredEntry } from '../store/index.ts'
+import { isDispatcher, isKafkaSource } from '../store/index.ts'
+import type { DeliveryErrorRecord, PlacementsRecord, StoredEntry, StoredSource } from '../store/index.ts'
 
 /** A dispatcher as its heartbeats show it. */
 export interface LiveDispatcher {
@@ -83,14 +84,14 @@ export function scheduledObservation(scheduling: PlacementsRecord | undefined, d
  * staler than the placements record itself.
  */
 export function presentSource(
-  entry: StoredEntry,
+  entry: StoredEntry<StoredSource>,
   serviceUrlTemplate: string,
   zoneOf: (dispatcher: string) => string | undefined = () => undefined,
   lastError?: DeliveryErrorRecord
 ): unknown {
-  const resource = entry.object as unknown as SourceResource
+  const resource = entry.object
   const scale = entry.scheduling?.scale
-  const desired = scale?.desired ?? (resource.kind === 'KafkaSource' ? (resource.spec.consumers ?? 1) : 1)
+  const desired = scale?.desired ?? (isKafkaSource(resource) ? resource.spec.consumers : 1)
   const stored = entry.status as SourceStatus | undefined
   const status = sourceStatus(resource, {
     serviceUrlTemplate,
@@ -143,7 +144,7 @@ export function presentDispatcher(
   entry: StoredEntry | undefined,
   live: LiveDispatcher | undefined
 ): unknown {
-  const unschedulable = (entry?.object.spec as { unschedulable?: boolean } | undefined)?.unschedulable === true
+  const unschedulable = entry !== undefined && isDispatcher(entry) && entry.object.spec.unschedulable
   const state = live === undefined || !live.alive ? 'Dead' : unschedulable ? 'Cordoned' : 'Ready'
   return {
     apiVersion: apiVersionOf(DispatcherKind),

@@ -1,6 +1,5 @@
 import { Producer } from '@platformatic/kafka'
 import { DispatcherKind } from '../api/index.ts'
-import type { KafkaNetSpec } from '../api/index.ts'
 import { Autoscaler, isPaused } from '../autoscale/index.ts'
 import type { AutoscaleStatus, AutoscaleTarget } from '../autoscale/index.ts'
 import type { MemberStatus } from '../dispatcher/index.ts'
@@ -14,7 +13,15 @@ import { Scheduler } from '../scheduler/index.ts'
 import { secretsReferenced, unresolvedMessage } from '../secrets/index.ts'
 import type { NetResolution, SecretKey } from '../secrets/index.ts'
 import type { DispatcherInfo, RebalanceProposal, SchedulerConfig, VPod } from '../scheduler/index.ts'
-import { appendInTransaction, contractKey, decodeValue, isFencing, ordinalOf } from '../store/index.ts'
+import {
+  appendInTransaction,
+  contractKey,
+  decodeValue,
+  isDispatcher,
+  isFencing,
+  isKafkaSource,
+  ordinalOf
+} from '../store/index.ts'
 import { sourceNet } from './source-net.ts'
 import type { SourceNet } from './source-net.ts'
 import type {
@@ -24,7 +31,8 @@ import type {
   ResourceStore,
   ScaleRecord,
   SlotKind,
-  StoredEntry
+  StoredEntry,
+  StoredKafkaSource
 } from '../store/index.ts'
 
 /** Where the leader learns which dispatchers are alive. */
@@ -235,7 +243,11 @@ export class LeaderTerm {
     this.#epoch += 1
     const store = this.#options.store
     this.#autoscaler = new Autoscaler({
-      targets: () => store.snapshot(k => k.startsWith('KafkaSource/')).map(e => this.#autoscaleTarget(e)),
+      targets: () =>
+        store
+          .snapshot(k => k.startsWith('KafkaSource/'))
+          .filter(isKafkaSource)
+          .map(e => this.#autoscaleTarget(e)),
       recordedScale: key => {
         const p = this.#placements.get(key)
         return p && p.placements.reduce((n, x) => n + x.vreplicas, p.pending)
@@ -415,8 +427,7 @@ export class LeaderTerm {
       // New credentials, or a Secret now found: the sources that refer to it look up their partition counts again.
       const [, namespace, name] = key.split('/')
       for (const entry of this.#options.store.snapshot(k => k.startsWith(`KafkaSource/${namespace}/`))) {
-        const net = (entry.object.spec as { net?: KafkaNetSpec }).net
-        if (!secretsReferenced(net).includes(name ?? '')) continue
+        if (!isKafkaSource(entry) || !secretsReferenced(entry.object.spec.net).includes(name ?? '')) continue
         this.#dirty.add(entry.key)
         this.#schedulePass()
       }
@@ -427,7 +438,7 @@ export class LeaderTerm {
     return new Set(
       this.#options.store
         .snapshot(k => k.startsWith(`${DispatcherKind.kind}/`))
-        .filter(e => (e.object.spec as { unschedulable?: boolean }).unschedulable === true)
+        .filter(e => isDispatcher(e) && e.object.spec.unschedulable)
         .map(e => e.object.metadata.name)
     )
   }
@@ -485,15 +496,13 @@ export class LeaderTerm {
   }
 
   async #vpodOf(entry: StoredEntry): Promise<VPod> {
-    const spec = entry.object.spec as { consumers?: number; topics?: string[]; bootstrapServers?: string[] }
     const scale = this.#scaleOf(entry)
     this.#scales.set(entry.key, scale)
-    if (entry.object.kind !== 'KafkaSource') return { key: entry.key, slot: 'schedule', vreplicas: scale.desired }
+    if (!isKafkaSource(entry)) return { key: entry.key, slot: 'schedule', vreplicas: scale.desired }
+    const { spec } = entry.object
     const net = this.#net(entry)
     const max =
-      net.kind === 'resolved'
-        ? await this.#partitionsOf(spec.bootstrapServers ?? [], spec.topics ?? [], net.security)
-        : undefined
+      net.kind === 'resolved' ? await this.#partitionsOf(spec.bootstrapServers, spec.topics, net.security) : undefined
     return {
       key: entry.key,
       slot: 'consumer',
@@ -503,18 +512,16 @@ export class LeaderTerm {
   }
 
   /** A KafkaSource as the autoscaler reads it, with its resolved `spec.net` (or why it cannot be resolved). */
-  #autoscaleTarget(entry: StoredEntry): AutoscaleTarget {
+  #autoscaleTarget(entry: StoredEntry<StoredKafkaSource>): AutoscaleTarget {
     return autoscaleTarget(entry, this.#net(entry))
   }
 
   /** A paused source gets none; an autoscaled one what its autoscaler says; any other its spec's count. */
   #scaleOf(entry: StoredEntry): ScaleRecord {
     if (isPaused(entry.object.metadata)) return { desired: 0, by: 'paused' }
-    if (entry.object.kind !== 'KafkaSource') return { desired: 1, by: 'spec' }
+    if (!isKafkaSource(entry)) return { desired: 1, by: 'spec' }
     const autoscaled = this.#autoscaler?.scaleOf(this.#autoscaleTarget(entry))
-    if (autoscaled === undefined) {
-      return { desired: (entry.object.spec as { consumers?: number }).consumers ?? 1, by: 'spec' }
-    }
+    if (autoscaled === undefined) return { desired: entry.object.spec.consumers, by: 'spec' }
     const held = this.#autoscaler?.heldBecause(entry.key)
     return { desired: autoscaled, by: 'autoscaler', ...(held === undefined ? {} : { held }) }
   }
@@ -529,14 +536,13 @@ export class LeaderTerm {
       { brokers: readonly string[]; security: KafkaClientSecurity | undefined; topics: Set<string> }
     >()
     for (const entry of entries) {
-      if (entry.object.kind !== 'KafkaSource') continue
+      if (!isKafkaSource(entry)) continue
       const net = this.#net(entry)
       if (net.kind === 'unresolved') continue
-      const spec = entry.object.spec as { topics?: string[]; bootstrapServers?: string[] }
-      const brokers = spec.bootstrapServers ?? []
+      const brokers = entry.object.spec.bootstrapServers
       const key = clusterKey(brokers, net.security)
       const cluster = byCluster.get(key) ?? { brokers, security: net.security, topics: new Set<string>() }
-      for (const topic of spec.topics ?? []) cluster.topics.add(topic)
+      for (const topic of entry.object.spec.topics) cluster.topics.add(topic)
       byCluster.set(key, cluster)
     }
     await Promise.all([...byCluster.values()].map(c => this.#partitionsOf(c.brokers, [...c.topics], c.security)))
@@ -747,26 +753,21 @@ function applyTo<V>(map: Map<string, V>, written: ReadonlyMap<string, V | null>)
   }
 }
 
-function autoscaleTarget(entry: StoredEntry, net: NetResolution): AutoscaleTarget {
-  const spec = entry.object.spec as {
-    bootstrapServers?: string[]
-    topics?: string[]
-    consumerGroup?: string
-    initialOffset?: 'earliest' | 'latest'
-  }
+function autoscaleTarget(entry: StoredEntry<StoredKafkaSource>, net: NetResolution): AutoscaleTarget {
+  const { spec } = entry.object
   return {
     key: entry.key,
     annotations: entry.object.metadata.annotations,
     paused: isPaused(entry.object.metadata),
-    brokers: spec.bootstrapServers ?? [],
+    brokers: spec.bootstrapServers,
     ...(net.kind === 'unresolved'
       ? { netProblem: unresolvedMessage(net) }
       : net.security === undefined
         ? {}
         : { security: net.security }),
-    groupId: spec.consumerGroup ?? entry.key,
-    topics: spec.topics ?? [],
-    initialOffset: spec.initialOffset ?? 'latest'
+    groupId: spec.consumerGroup,
+    topics: spec.topics,
+    initialOffset: spec.initialOffset
   }
 }
 

@@ -1,15 +1,14 @@
-import type { KafkaSource } from '../api/index.ts'
 import { resolveSourceNet } from '../secrets/index.ts'
 import type { NetResolution, SecretKey } from '../secrets/index.ts'
-import type { ResourceStore, StoredEntry } from '../store/index.ts'
+import type { ResourceStore, StoredEntry, StoredKafkaSource } from '../store/index.ts'
 
 /**
  * How the controller's own clients of a KafkaSource's cluster (lag, partition counts, `shoal offsets`) reach its
  * brokers: its `spec.net` resolved against this replica's copy of the store's Secrets, opened with `secretKey`.
  * The result holds credentials: hand it to a client, never to a log.
  */
-export type SourceNet = (entry: StoredEntry) => NetResolution
+export type SourceNet = (entry: StoredEntry<StoredKafkaSource>) => NetResolution
 
 export function sourceNet(store: Pick<ResourceStore, 'peek'>, secretKey: SecretKey | undefined): SourceNet {
-  return entry => resolveSourceNet(entry.object as unknown as KafkaSource, k => store.peek(k)?.object, secretKey)
+  return entry => resolveSourceNet(entry.object, k => store.peek(k)?.object, secretKey)
 }

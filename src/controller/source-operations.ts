@@ -3,7 +3,8 @@ import type { LagQuery } from '../metrics/index.ts'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
 import { unresolvedMessage } from '../secrets/index.ts'
 import type { SecretKey } from '../secrets/index.ts'
-import type { ResourceStore, StoredEntry } from '../store/index.ts'
+import { isKafkaSource } from '../store/index.ts'
+import type { ResourceStore, StoredEntry, StoredKafkaSource } from '../store/index.ts'
 import { sourceNet } from './source-net.ts'
 import type { SourceNet } from './source-net.ts'
 
@@ -19,9 +20,10 @@ export interface SourceOffsets {
  */
 export function sourceOffsets(store: ResourceStore, secretKey?: SecretKey): SourceOffsets {
   const net = sourceNet(store, secretKey)
-  const find = async (namespace: string, name: string): Promise<StoredEntry> => {
+  const find = async (namespace: string, name: string): Promise<StoredEntry<StoredKafkaSource>> => {
     const entry = await store.get(`KafkaSource/${namespace}/${name}`)
-    if (!entry) throw new ShoalError(ErrorCodes.NOT_FOUND, `kafkasources.sources.knative.dev "${name}" not found`)
+    if (!entry || !isKafkaSource(entry))
+      throw new ShoalError(ErrorCodes.NOT_FOUND, `kafkasources.sources.knative.dev "${name}" not found`)
     return entry
   }
   return {
@@ -50,7 +52,7 @@ export function sourceOffsets(store: ResourceStore, secretKey?: SecretKey): Sour
 }
 
 /** The lag query of a source, with its resolved `spec.net`; a `net` that cannot be resolved is refused, naming the field. */
-function queryOf(entry: StoredEntry, netOf: SourceNet): LagQuery {
+function queryOf(entry: StoredEntry<StoredKafkaSource>, netOf: SourceNet): LagQuery {
   const net = netOf(entry)
   if (net.kind === 'unresolved') {
     const message = unresolvedMessage(net)
@@ -60,18 +62,13 @@ function queryOf(entry: StoredEntry, netOf: SourceNet): LagQuery {
       { fields: [{ path: net.field, message: net.reason }] }
     )
   }
-  const spec = entry.object.spec as {
-    bootstrapServers: string[]
-    topics: string[]
-    consumerGroup?: string
-    initialOffset?: 'earliest' | 'latest'
-  }
+  const { spec } = entry.object
   return {
     id: entry.key,
     brokers: spec.bootstrapServers,
     ...(net.security === undefined ? {} : { security: net.security }),
-    groupId: spec.consumerGroup ?? entry.key,
+    groupId: spec.consumerGroup,
     topics: spec.topics,
-    initialOffset: spec.initialOffset ?? 'latest'
+    initialOffset: spec.initialOffset
   }
 }

@@ -1,8 +1,9 @@
-import type { ConditionObservation, KafkaSource, SourceStatus } from '../api/index.ts'
+import type { ConditionObservation, SourceStatus } from '../api/index.ts'
 import { kafkaErrorMessage } from '../kafka/index.ts'
 import { resolveSourceNet, secretsReferenced, unresolvedMessage } from '../secrets/index.ts'
 import type { SecretKey } from '../secrets/index.ts'
 import { commitInitialOffsets } from '../source/index.ts'
+import { isKafkaSource } from '../store/index.ts'
 import type { ResourceStore } from '../store/index.ts'
 import { sourceStatus } from './presentation.ts'
 
@@ -76,8 +77,7 @@ export class SourceReconciler {
   #secretChanged(secretKey: string): void {
     const [, namespace, name] = secretKey.split('/')
     for (const entry of this.#options.store.snapshot(k => k.startsWith(`KafkaSource/${namespace}/`))) {
-      const source = entry.object as unknown as KafkaSource
-      if (!secretsReferenced(source.spec.net).includes(name ?? '')) continue
+      if (!isKafkaSource(entry) || !secretsReferenced(entry.object.spec.net).includes(name ?? '')) continue
       this.#done.delete(entry.key)
       const timer = this.#retry.get(entry.key)
       if (timer !== undefined) clearTimeout(timer)
@@ -89,9 +89,9 @@ export class SourceReconciler {
   async #reconcile(key: string): Promise<void> {
     const store = this.#options.store
     const entry = store.peek(key)
-    if (!entry) return
-    const source = entry.object as unknown as KafkaSource
-    const generation = source.metadata.generation ?? 0
+    if (!entry || !isKafkaSource(entry)) return
+    const source = entry.object
+    const generation = source.metadata.generation
     let observation: ConditionObservation
     const net = resolveSourceNet(source, k => store.peek(k)?.object, this.#options.secretKey)
     if (net.kind === 'unresolved') {
@@ -109,7 +109,7 @@ export class SourceReconciler {
       const result = await commitInitialOffsets({
         ...(net.security === undefined ? {} : { security: net.security }),
         brokers: source.spec.bootstrapServers,
-        groupId: source.spec.consumerGroup ?? '',
+        groupId: source.spec.consumerGroup,
         topics: source.spec.topics,
         initialOffset: source.spec.initialOffset,
         clientId: 'shoal-controller-initial-offsets'
@@ -136,11 +136,11 @@ export class SourceReconciler {
   async #writeCondition(key: string, observation: ConditionObservation): Promise<void> {
     const store = this.#options.store
     const entry = store.peek(key)
-    if (!entry) return
+    if (!entry || !isKafkaSource(entry)) return
     const previous = entry.status as SourceStatus | undefined
     const current = previous?.conditions.find(c => c.type === observation.type)
     if (current && current.status === observation.status && current.message === observation.message) return
-    const status = sourceStatus(entry.object as unknown as KafkaSource, {
+    const status = sourceStatus(entry.object, {
       serviceUrlTemplate: this.#options.serviceUrlTemplate,
       now: new Date(),
       previous,

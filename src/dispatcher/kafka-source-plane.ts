@@ -6,8 +6,8 @@ import { resolveSourceNet, unresolvedMessage } from '../secrets/index.ts'
 import type { NetResolution, SecretKey } from '../secrets/index.ts'
 import { SourceRunner } from '../source/index.ts'
 import type { Deliver, Outcome, SourceObserver, SourceRecord } from '../source/index.ts'
-import { decodeValue, storeNames } from '../store/index.ts'
-import type { ContractRecord, StoredObject } from '../store/index.ts'
+import { decodeValue, isKafkaSource, storeNames, storedObjectOf } from '../store/index.ts'
+import type { ContractRecord, StoredKafkaSource, StoredObject } from '../store/index.ts'
 import { DeliveryErrorReporter } from './delivery-error-reporter.ts'
 import type { RunningDispatcher } from './dispatcher.ts'
 import type { DispatcherLog } from './log.ts'
@@ -59,7 +59,7 @@ interface Running {
  */
 export class KafkaSourcePlane {
   readonly #options: KafkaSourcePlaneOptions
-  readonly #resources = new Map<string, { offset: bigint; object: StoredObject }>()
+  readonly #resources = new Map<string, { offset: bigint; object: StoredKafkaSource }>()
   /** The Secrets (sealed, as stored) that sources' `spec.net` may refer to. */
   readonly #secrets = new Map<string, StoredObject>()
   readonly #tailer: LogTailer
@@ -82,12 +82,10 @@ export class KafkaSourcePlane {
         if (key?.startsWith('Secret/')) return this.#onSecret(key, decodeValue(record.value, record.headers))
         if (!key?.startsWith('KafkaSource/')) return
         const decoded = decodeValue(record.value, record.headers)
+        const object = decoded.kind === 'value' ? storedObjectOf(decoded.value) : undefined
         if (decoded.kind === 'tombstone') this.#resources.delete(key)
-        else if (decoded.kind === 'value') {
-          this.#resources.set(key, {
-            offset: record.offset,
-            object: (decoded.value as { object: StoredObject }).object
-          })
+        else if (object !== undefined && isKafkaSource(object)) {
+          this.#resources.set(key, { offset: record.offset, object })
         }
         if (this.#wanted.has(key)) this.#schedule()
       },
@@ -157,14 +155,14 @@ export class KafkaSourcePlane {
 
   #onSecret(key: string, decoded: ReturnType<typeof decodeValue>): void {
     if (decoded.kind === 'tombstone') this.#secrets.delete(key)
-    else if (decoded.kind === 'value') this.#secrets.set(key, (decoded.value as { object: StoredObject }).object)
+    else if (decoded.kind === 'value') this.#secrets.set(key, storedObjectOf(decoded.value))
     else return
     if (this.#wanted.size > 0) this.#schedule()
   }
 
   /** A source's `spec.net` as client settings, from the Secrets of its namespace. */
-  #netOf(object: StoredObject): NetResolution {
-    return resolveSourceNet(object as unknown as KafkaSource, key => this.#secrets.get(key), this.#options.secretKey)
+  #netOf(object: StoredKafkaSource): NetResolution {
+    return resolveSourceNet(object, key => this.#secrets.get(key), this.#options.secretKey)
   }
 
   #schedule(): void {
@@ -210,7 +208,7 @@ export class KafkaSourcePlane {
       if (this.#runners.has(key)) continue
       const object = this.#specAt(key, placement.resourceVersion)
       if (!object) continue // its spec has not been read yet: the resources record will call us again
-      const source = object as unknown as KafkaSource
+      const source = object
       const net = this.#netOf(object)
       if (net.kind === 'unresolved') {
         // Not started until its Secrets resolve (a Secret record calls us again); the status says which field.
@@ -223,7 +221,7 @@ export class KafkaSourcePlane {
         ...(net.security === undefined ? {} : { security: net.security }),
         source: {
           key,
-          groupId: source.spec.consumerGroup ?? key,
+          groupId: source.spec.consumerGroup,
           topics: source.spec.topics,
           initialOffset: source.spec.initialOffset,
           ordering: source.spec.ordering,
@@ -253,7 +251,7 @@ export class KafkaSourcePlane {
   }
 
   /** The source as stored at the contract's resourceVersion or later (a later one is as good: it will come). */
-  #specAt(key: string, resourceVersion: string): StoredObject | undefined {
+  #specAt(key: string, resourceVersion: string): StoredKafkaSource | undefined {
     const stored = this.#resources.get(key)
     return stored && stored.offset >= BigInt(resourceVersion) ? stored.object : undefined
   }
@@ -307,7 +305,7 @@ export async function startKafkaSourcePlane(
 }
 
 /** A KafkaSource's spec as its runner and its deliveries use it: everything but the vreplica count. */
-function runnerSpecOf(object: StoredObject): string {
-  const { consumers: _consumers, ...rest } = (object as unknown as KafkaSource).spec
+function runnerSpecOf(object: StoredKafkaSource): string {
+  const { consumers: _consumers, ...rest } = object.spec
   return JSON.stringify(rest)
 }

@@ -21,8 +21,8 @@ import {
   releaseSchedule
 } from '../ping/index.ts'
 import type { Firing, LatePolicy, PingRecord, ScheduleSpec, ScheduleWatermark, Stopping, Tick } from '../ping/index.ts'
-import { decodeValue, memberUpdateOf, storeNames } from '../store/index.ts'
-import type { ContractRecord, StoredObject } from '../store/index.ts'
+import { decodeValue, isPingSource, memberUpdateOf, storeNames, storedObjectOf } from '../store/index.ts'
+import type { ContractRecord } from '../store/index.ts'
 import type { RunningDispatcher } from './dispatcher.ts'
 import type { DispatcherLog } from './log.ts'
 import { MemoryReleaser } from './memory-release.ts'
@@ -233,9 +233,9 @@ export class PingSourcePlane {
     const key = record.key?.toString('utf8')
     if (!key?.startsWith('PingSource/')) return
     const decoded = decodeValue(record.value, record.headers)
+    const object = decoded.kind === 'value' ? storedObjectOf(decoded.value) : undefined
     if (decoded.kind === 'tombstone') this.#resources.delete(key)
-    else if (decoded.kind === 'value') {
-      const object = (decoded.value as { object: StoredObject }).object
+    else if (object !== undefined && isPingSource(object)) {
       const options = { serviceUrlTemplate: this.#options.serviceUrlTemplate, strings: this.#strings }
       this.#resources.set(key, pingRecordOf(object, Number(record.offset), options))
       this.#memory.load(1)

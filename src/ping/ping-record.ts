@@ -1,8 +1,7 @@
 import { resolveDestination } from '../api/index.ts'
-import type { PingSource } from '../api/index.ts'
 import { resolveDeliveryPolicy } from '../delivery/index.ts'
 import type { DeliveryTarget } from '../delivery/index.ts'
-import type { StoredObject } from '../store/index.ts'
+import type { StoredPingSource } from '../store/index.ts'
 import { LATE_POLICY_ANNOTATION } from './late-policy.ts'
 
 /**
@@ -66,10 +65,9 @@ export interface PingRecordOptions {
 }
 
 /** The PingRecord of a stored PingSource read at `offset`. */
-export function pingRecordOf(object: StoredObject, offset: number, options: PingRecordOptions): PingRecord {
-  const source = object as unknown as PingSource
+export function pingRecordOf(object: StoredPingSource, offset: number, options: PingRecordOptions): PingRecord {
   const { strings } = options
-  const spec = source.spec
+  const spec = object.spec
   const resolved = resolveDestination(spec.sink, object.metadata.namespace, {
     serviceUrlTemplate: options.serviceUrlTemplate
   })

@@ -1,14 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
+import type { Envelope } from '../api/index.ts'
 import type { SecretKey } from './secret-key.ts'
-
-/** AES-256-GCM ciphertext as the log stores it: which key sealed it, and the nonce, tag and bytes in base64. */
-export interface Envelope {
-  readonly alg: 'AES-256-GCM'
-  readonly kid: string
-  readonly iv: string
-  readonly tag: string
-  readonly data: string
-}
 
 /**
  * Seals `plaintext` under `key`. `context` (the resource key `Secret/namespace/name`) is authenticated but not

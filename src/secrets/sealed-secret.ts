@@ -1,17 +1,9 @@
 import { checkDns1123Label, checkDns1123Subdomain, resourceKey } from '../api/index.ts'
-import type { SecretResource } from '../api/index.ts'
+import type { SealedSecretSpec, SecretResource } from '../api/index.ts'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
-import type { NewMetadata, StoredEntry, StoredObject } from '../store/index.ts'
+import type { NewMetadata, StoredEntry, StoredSecret } from '../store/index.ts'
 import { open, seal } from './envelope.ts'
-import type { Envelope } from './envelope.ts'
 import type { SecretKey } from './secret-key.ts'
-
-/** A Secret's `spec` in the store: its type, its key names, and its values sealed in one envelope. */
-export interface SealedSecretSpec {
-  readonly type: string
-  readonly keys: readonly string[]
-  readonly sealed: Envelope
-}
 
 /** A Secret as written to the store (and forwarded between controller replicas): no value in clear. */
 export interface SealedSecretObject {
@@ -76,9 +68,9 @@ export function checkSealedSecret(input: unknown): SealedSecretObject {
 }
 
 /** Opens a stored Secret's values with `key`; a missing key or a wrong one is a reason, not an exception. */
-export function openSecret(object: StoredObject, key: SecretKey | undefined): SecretValues {
-  const spec = object.spec as Partial<SealedSecretSpec> | undefined
-  if (spec?.sealed === undefined) return { kind: 'failed', reason: 'it holds no sealed values' }
+export function openSecret(object: StoredSecret, key: SecretKey | undefined): SecretValues {
+  const spec = object.spec
+  if (spec.sealed === undefined) return { kind: 'failed', reason: 'it holds no sealed values' }
   if (key === undefined) {
     return {
       kind: 'failed',
@@ -102,13 +94,13 @@ export function openSecret(object: StoredObject, key: SecretKey | undefined): Se
  * How the API shows a stored Secret: metadata, type and the names of its keys, never a value (sealed or not).
  * `keys` replaces `data`, so that a shown Secret applied again is refused rather than stored without values.
  */
-export function presentSecret(entry: StoredEntry): unknown {
-  const spec = entry.object.spec as Partial<SealedSecretSpec> | undefined
+export function presentSecret(entry: StoredEntry<StoredSecret>): unknown {
+  const spec = entry.object.spec
   return {
     apiVersion: 'v1',
     kind: 'Secret',
     metadata: { ...entry.object.metadata, resourceVersion: entry.resourceVersion },
-    type: spec?.type ?? 'Opaque',
-    keys: [...(spec?.keys ?? [])]
+    type: spec.type,
+    keys: [...spec.keys]
   }
 }

@@ -1,5 +1,6 @@
 import { resourceKey } from '../api/index.ts'
 import type { KafkaSource } from '../api/index.ts'
+import { isSealedSecret } from '../store/index.ts'
 import type { StoredObject } from '../store/index.ts'
 import { resolveNet } from './net-resolution.ts'
 import type { NetResolution } from './net-resolution.ts'
@@ -18,6 +19,6 @@ export function resolveSourceNet(
 ): NetResolution {
   return resolveNet(source.spec.net, name => {
     const object = stored(resourceKey('Secret', source.metadata.namespace, name))
-    return object === undefined ? undefined : openSecret(object, key)
+    return object === undefined || !isSealedSecret(object) ? undefined : openSecret(object, key)
   })
 }

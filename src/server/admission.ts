@@ -5,6 +5,7 @@ import type { Principal } from '../auth/index.ts'
 import { ErrorCodes, ShoalError, invalid } from '../errors/index.ts'
 import { checkSealedSecret, sealSecret } from '../secrets/index.ts'
 import type { SecretKey } from '../secrets/index.ts'
+import { isKafkaSource } from '../store/index.ts'
 import type { WriteOp } from '../store/index.ts'
 import { DEFAULT_MAX_BODY_BYTES, readBody } from './read-body.ts'
 import type { ServerContext } from './types.ts'
@@ -48,8 +49,8 @@ export async function admit(
   const guard = server.options.guard
   if (guard?.multiTenant) {
     const stored = name === undefined ? undefined : await server.store.get(`${info.kind}/${namespace}/${name}`)
-    const storedGroup = (stored?.object.spec as { consumerGroup?: unknown } | undefined)?.consumerGroup
-    const refused = guard.admissionErrors(principal, object, typeof storedGroup === 'string' ? storedGroup : undefined)
+    const storedGroup = stored && isKafkaSource(stored) ? stored.object.spec.consumerGroup : undefined
+    const refused = guard.admissionErrors(principal, object, storedGroup)
     if (refused.length > 0) throw invalid(`${info.kind} ${namespace}/${object.metadata.name}`, refused)
   }
   return object

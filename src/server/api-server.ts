@@ -6,6 +6,7 @@ import { peerAgent } from '../auth/index.ts'
 import type { ApiGuard } from '../auth/index.ts'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
 import { presentSecret } from '../secrets/index.ts'
+import { isSealedSecret } from '../store/index.ts'
 import type { StoredEntry } from '../store/index.ts'
 import type { Peers } from './forward.ts'
 import { sendJson, sendText } from './respond.ts'
@@ -136,7 +137,7 @@ export class ApiServer {
 
   #present(entry: StoredEntry): unknown {
     // A Secret is shown by its key names only, whoever presents the other kinds.
-    if (entry.object.kind === 'Secret') return presentSecret(entry)
+    if (isSealedSecret(entry)) return presentSecret(entry)
     return (this.#options.present ?? plainPresentation)(entry)
   }
 

@@ -14,7 +14,7 @@ export { InitialOffsets, Orderings } from './types.ts'
 export type {
   Deliver,
   InitialOffset,
-  KafkaSourceSpec,
+  ConsumerSpec,
   Ordering,
   Outcome,
   SourceLog,

@@ -30,7 +30,7 @@ import { decodeFetchedBatches } from './record-batches.ts'
 import type {
   Deliver,
   HandoverResult,
-  KafkaSourceSpec,
+  ConsumerSpec,
   Outcome,
   SourceLog,
   SourceObserver,
@@ -62,7 +62,7 @@ export interface SourceMemberOptions {
   /** SASL/TLS to the source's brokers (its resolved `spec.net`); absent: PLAINTEXT. */
   readonly security?: KafkaClientSecurity
   readonly clientId: string
-  readonly source: KafkaSourceSpec
+  readonly source: ConsumerSpec
   readonly maxInFlight: number
   /** The static member id (KIP-345): a member that comes back under it within the session timeout keeps its partitions. */
   readonly groupInstanceId: string

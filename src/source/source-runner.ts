@@ -4,14 +4,14 @@ import { DEFAULT_DRAIN_MS, DEFAULT_MAX_IN_FLIGHT } from './defaults.ts'
 import { OffsetCommitter } from './offset-committer.ts'
 import { SourceMember } from './source-member.ts'
 import type { GroupMemberStatus } from './source-member.ts'
-import type { Deliver, KafkaSourceSpec, SourceLog, SourceObserver } from './types.ts'
+import type { Deliver, ConsumerSpec, SourceLog, SourceObserver } from './types.ts'
 import type { FetchLimits, KafkaClientSecurity } from '../kafka/index.ts'
 
 export interface SourceRunnerOptions {
   readonly brokers: readonly string[]
   /** SASL/TLS to the source's brokers (its resolved `spec.net`); absent: PLAINTEXT. */
   readonly security?: KafkaClientSecurity
-  readonly source: KafkaSourceSpec
+  readonly source: ConsumerSpec
   /** Group members to run now (0 is allowed: the source is placed but idle). */
   readonly vreplicas: number
   /** This dispatcher's stable id; with the vreplica's index it makes the static member ids. */

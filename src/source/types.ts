@@ -40,8 +40,11 @@ export type InitialOffset = (typeof InitialOffsets)[keyof typeof InitialOffsets]
 export const Orderings = { ORDERED: 'ordered', UNORDERED: 'unordered' } as const
 export type Ordering = (typeof Orderings)[keyof typeof Orderings]
 
-/** The part of a KafkaSource the consumer side needs. */
-export interface KafkaSourceSpec {
+/**
+ * What a KafkaSource's consumer runs: the part of its spec the consumer side needs, the group resolved (not
+ * the API's KafkaSourceSpec, which the dispatcher reads this from).
+ */
+export interface ConsumerSpec {
   /** The source's key (`KafkaSource/namespace/name`), for logs and client ids. */
   readonly key: string
   readonly groupId: string

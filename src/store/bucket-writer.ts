@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { Producer } from '@platformatic/kafka'
+import { withStoredDefaults } from '../api/index.ts'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
 import type { KafkaConnection, LogTailer } from '../kafka/index.ts'
 import { appendInTransaction } from './append.ts'
@@ -258,7 +259,10 @@ export class BucketWriter {
         },
         spec: op.object.spec
       }
-      const finalized = this.#options.finalize ? this.#options.finalize(draft, current?.object) : draft
+      // The kind's defaults come after finalize, which keeps a stored consumer group a replacement leaves out.
+      const finalized = withStoredDefaults(
+        this.#options.finalize ? this.#options.finalize(draft, current?.object) : draft
+      )
       // The generation moves only when the desired state (spec) does, as in Kubernetes.
       const specChanged = base !== undefined && !sameJson(current!.object.spec, finalized.spec)
       object = specChanged

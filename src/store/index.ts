@@ -10,12 +10,19 @@ export type {
   BucketOwner,
   ControllerRecord,
   NewMetadata,
+  StoredDispatcher,
   StoredEntry,
+  StoredKafkaSource,
+  StoredKafkaSourceSpec,
   StoredMetadata,
   StoredObject,
+  StoredPingSource,
+  StoredSecret,
+  StoredSource,
   WriteOp,
   WriteResult
 } from './types.ts'
+export { isDispatcher, isKafkaSource, isPingSource, isSealedSecret, isSource, storedObjectOf } from './stored-kinds.ts'
 export { contractKey, ordinalOf } from './records.ts'
 export type {
   ContractRecord,

@@ -1,4 +1,5 @@
 import { decodeValue } from './codec.ts'
+import { storedObjectOf } from './stored-kinds.ts'
 import type { LogRecord } from '../kafka/index.ts'
 import type { PlacementsRecord } from './records.ts'
 import type { ControllerRecord, StoredEntry, StoredObject } from './types.ts'
@@ -42,8 +43,7 @@ export class ResourceView {
     if (record.topic === this.#topics.resources) {
       if (value === undefined) this.#resources.delete(key)
       else {
-        const { object } = value as { object: StoredObject }
-        this.#resources.set(key, { bucket: record.partition, offset: record.offset, object })
+        this.#resources.set(key, { bucket: record.partition, offset: record.offset, object: storedObjectOf(value) })
       }
       for (const listener of this.#listeners) listener(key)
     } else if (record.topic === this.#topics.placements) {

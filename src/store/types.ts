@@ -1,3 +1,12 @@
+import type {
+  DispatcherResource,
+  DispatcherSpec,
+  KafkaSource,
+  KafkaSourceSpec,
+  PingSource,
+  PingSourceSpec,
+  SealedSecretSpec
+} from '../api/index.ts'
 import type { PlacementsRecord } from './records.ts'
 
 /** Metadata the store keeps for every resource; the server sets uid, generation and creationTimestamp. */
@@ -12,7 +21,10 @@ export interface StoredMetadata {
   readonly annotations?: Readonly<Record<string, string>>
 }
 
-/** A resource as the store holds it: desired state only; status lives on its own topic. */
+/**
+ * A resource as the store holds it: desired state only; status lives on its own topic. Any kind: narrow it with
+ * the guards of stored-kinds.ts (`isKafkaSource`, …) to read its spec.
+ */
 export interface StoredObject {
   readonly apiVersion: string
   readonly kind: string
@@ -20,12 +32,46 @@ export interface StoredObject {
   readonly spec: unknown
 }
 
+/** A KafkaSource's spec as stored: defaulted, its consumer group always set (see withStoredDefaults). */
+export type StoredKafkaSourceSpec = KafkaSourceSpec & { readonly consumerGroup: string }
+
+/** A stored KafkaSource. */
+export interface StoredKafkaSource extends StoredObject {
+  readonly apiVersion: KafkaSource['apiVersion']
+  readonly kind: 'KafkaSource'
+  readonly spec: StoredKafkaSourceSpec
+}
+
+/** A stored PingSource. */
+export interface StoredPingSource extends StoredObject {
+  readonly apiVersion: PingSource['apiVersion']
+  readonly kind: 'PingSource'
+  readonly spec: PingSourceSpec
+}
+
+/** A stored source of either kind. */
+export type StoredSource = StoredKafkaSource | StoredPingSource
+
+/** A stored Dispatcher (its desired state: cordoned or not). */
+export interface StoredDispatcher extends StoredObject {
+  readonly apiVersion: DispatcherResource['apiVersion']
+  readonly kind: 'Dispatcher'
+  readonly spec: DispatcherSpec
+}
+
+/** A stored Secret: its values sealed (src/secrets), never in clear. */
+export interface StoredSecret extends StoredObject {
+  readonly apiVersion: 'v1'
+  readonly kind: 'Secret'
+  readonly spec: SealedSecretSpec
+}
+
 /** A resource with its resourceVersion (the offset of its record in its bucket) and its status. */
-export interface StoredEntry {
+export interface StoredEntry<O extends StoredObject = StoredObject> {
   readonly key: string
   readonly bucket: number
   readonly resourceVersion: string
-  readonly object: StoredObject
+  readonly object: O
   readonly status: unknown
   /** Where the scheduler placed the source, when it has (the leader's `shoal.placements` record). */
   readonly scheduling?: PlacementsRecord

@@ -10,7 +10,7 @@ import {
   tickEventId
 } from '../../src/ping/index.ts'
 import type { Tick } from '../../src/ping/index.ts'
-import type { StoredObject } from '../../src/store/index.ts'
+import type { StoredPingSource } from '../../src/store/index.ts'
 
 describe('TickHeap with many keys on one time', () => {
   it('pops a shared tick key by key, skipping keys deleted or moved meanwhile and taking keys added to it', () => {
@@ -116,7 +116,11 @@ describe('TickLedger with several ticks of one schedule out', () => {
 })
 
 describe('PingRecord', () => {
-  const stored = (name: string, spec: Record<string, unknown>, annotations?: Record<string, string>): StoredObject =>
+  const stored = (
+    name: string,
+    spec: Record<string, unknown>,
+    annotations?: Record<string, string>
+  ): StoredPingSource =>
     JSON.parse(
       JSON.stringify({
         apiVersion: 'sources.knative.dev/v1',
@@ -131,7 +135,7 @@ describe('PingRecord', () => {
         },
         spec
       })
-    ) as StoredObject
+    ) as StoredPingSource
 
   it('keeps what firing needs, resolves the sink, and shares strings many sources have', () => {
     const strings = new StringPool()

@@ -16,7 +16,7 @@ import {
   sealSecret
 } from '../../src/secrets/index.ts'
 import type { SecretValues } from '../../src/secrets/index.ts'
-import type { StoredEntry, StoredObject } from '../../src/store/index.ts'
+import type { StoredEntry, StoredSecret } from '../../src/store/index.ts'
 
 const PASSWORD = 'pw-' + randomBytes(6).toString('hex')
 const key = parseSecretKey(randomBytes(32).toString('base64'), 'test')
@@ -31,7 +31,7 @@ function secret(name = 'creds', namespace = 'team-a'): SecretResource {
   }) as SecretResource
 }
 
-function stored(object: ReturnType<typeof sealSecret>): StoredObject {
+function stored(object: ReturnType<typeof sealSecret>): StoredSecret {
   return { ...object, metadata: { ...object.metadata, uid: 'u', generation: 1, creationTimestamp: 'now' } }
 }
 
@@ -95,7 +95,7 @@ describe('sealing', () => {
 
   it('presents key names only', () => {
     const sealed = stored(sealSecret(secret(), key))
-    const entry: StoredEntry = {
+    const entry: StoredEntry<StoredSecret> = {
       key: 'Secret/team-a/creds',
       bucket: 0,
       resourceVersion: '7',
@@ -105,7 +105,7 @@ describe('sealing', () => {
     const shown = presentSecret(entry) as Record<string, unknown>
     assert.deepEqual(shown['keys'], ['password', 'user'])
     assert.equal(shown['data'], undefined)
-    assert.ok(!JSON.stringify(shown).includes((sealed.spec as { sealed: { data: string } }).sealed.data))
+    assert.ok(!JSON.stringify(shown).includes(sealed.spec.sealed.data))
   })
 
   it('loads the key from SHOAL_SECRET_KEY, and refuses a malformed one without echoing it', () => {

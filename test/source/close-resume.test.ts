@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
 import { SourceRunner } from '../../src/source/index.ts'
-import type { KafkaSourceSpec, Outcome, SourceRecord } from '../../src/source/index.ts'
+import type { ConsumerSpec, Outcome, SourceRecord } from '../../src/source/index.ts'
 import { brokers, uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
 import {
@@ -26,7 +26,7 @@ describe('SourceRunner close and resume', () => {
     const partitions = 4
     await createTopic(name, partitions)
     await produce(name, messages(800, partitions))
-    const source: KafkaSourceSpec = {
+    const source: ConsumerSpec = {
       key: `KafkaSource/default/${name}`,
       groupId: name,
       topics: [name],
@@ -93,7 +93,7 @@ describe('SourceRunner close and resume', () => {
   it('restarted under the same dispatcher id without leaving, takes its partitions back without a rebalance', async () => {
     const name = uniqueName('restart')
     await createTopic(name, 4)
-    const source: KafkaSourceSpec = {
+    const source: ConsumerSpec = {
       key: `KafkaSource/default/${name}`,
       groupId: name,
       topics: [name],

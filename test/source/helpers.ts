@@ -3,7 +3,7 @@ import { ensureTopics } from '../../src/kafka/index.ts'
 import { SourceRunner } from '../../src/source/index.ts'
 import type {
   Deliver,
-  KafkaSourceSpec,
+  ConsumerSpec,
   Outcome,
   SourceLog,
   SourceRecord,
@@ -158,7 +158,7 @@ export function testLog(lines: string[] = []): SourceLog {
 export function runnerOf(
   name: string,
   deliver: Deliver,
-  source: Partial<KafkaSourceSpec> = {},
+  source: Partial<ConsumerSpec> = {},
   options: Partial<Omit<SourceRunnerOptions, 'source' | 'deliver'>> = {}
 ): SourceRunner {
   return new SourceRunner({

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
 import { Producer } from '@platformatic/kafka'
+import { DEFAULT_SCHEDULE } from '../../src/api/index.ts'
 import { LogTailer, ensureTopics } from '../../src/kafka/index.ts'
 import type { LogRecord } from '../../src/kafka/index.ts'
 import {
@@ -166,7 +167,8 @@ describe('the bucket writer under concurrent writes', () => {
       await tailer.barrier([{ topic: names.resourcesTopic }, { topic: names.statusTopic }])
       assert.equal(view.list().length, 40)
       assert.deepEqual(view.get(key('s3'))!.status, { custom: true })
-      assert.deepEqual(view.get(key('s5'))!.object.spec, { changed: true })
+      // The store holds a kind's spec defaulted (withStoredDefaults): a PingSource gets the default schedule.
+      assert.deepEqual(view.get(key('s5'))!.object.spec, { changed: true, schedule: DEFAULT_SCHEDULE })
       assert.equal(view.get(key('s5'))!.object.metadata.generation, 2)
       assert.deepEqual(view.get(key('s5'))!.status, { g: 2 })
       // Each create's resourceVersion is its record's offset, as every replica reads it from the log.
