@@ -71,12 +71,34 @@ export function autoscaleSetting(annotations: Annotated): AutoscaleSetting {
   const cls = a[Annotations.CLASS] ?? a[LegacyAnnotations.CLASS]
   if (cls !== KEDA_CLASS) return { kind: 'off' }
   const fields: FieldError[] = []
-  const read = <T>(
-    names: readonly string[],
-    parse: (raw: string) => T | undefined,
-    fallback: T,
-    expected: string
-  ): T => {
+  const config = readConfig(annotationReader(a, fields))
+  const { minScale, maxScale, cooldownPeriodMs, stabilizationWindowMs } = config
+  if (fields.length === 0 && maxScale < minScale) {
+    fields.push({
+      path: `metadata.annotations["${Annotations.MAX_SCALE}"]`,
+      message: `max-scale ${maxScale} is below min-scale ${minScale}`
+    })
+  }
+  if (fields.length === 0 && stabilizationWindowMs > cooldownPeriodMs) {
+    fields.push({
+      path: `metadata.annotations["${Annotations.STABILIZATION_WINDOW}"]`,
+      message: `the stabilization window may not be longer than the cooldown period (${cooldownPeriodMs / 1000} s)`
+    })
+  }
+  if (fields.length > 0) return { kind: 'invalid', fields }
+  return { kind: 'on', config: Object.freeze(config) }
+}
+
+/** Reads one setting from the first of its annotation `names` that is set; a bad value is reported, `fallback` used. */
+type AnnotationReader = <T>(
+  names: readonly string[],
+  parse: (raw: string) => T | undefined,
+  fallback: T,
+  expected: string
+) => T
+
+function annotationReader(a: Readonly<Record<string, string>>, fields: FieldError[]): AnnotationReader {
+  return (names, parse, fallback, expected) => {
     const name = names.find(n => a[n] !== undefined)
     if (name === undefined) return fallback
     const value = parse(a[name]!.trim())
@@ -86,6 +108,10 @@ export function autoscaleSetting(annotations: Annotated): AutoscaleSetting {
     }
     return value
   }
+}
+
+/** Every setting as the annotations say, each defaulted (and each bad one reported) on its own. */
+function readConfig(read: AnnotationReader): AutoscaleConfig {
   const d = AUTOSCALE_DEFAULTS
   const minScale = read(
     [Annotations.MIN_SCALE, LegacyAnnotations.MIN_SCALE],
@@ -129,30 +155,14 @@ export function autoscaleSetting(annotations: Annotated): AutoscaleSetting {
     cooldownPeriodMs,
     'a number of seconds ("30", "30s", "2m")'
   )
-  if (fields.length === 0 && maxScale < minScale) {
-    fields.push({
-      path: `metadata.annotations["${Annotations.MAX_SCALE}"]`,
-      message: `max-scale ${maxScale} is below min-scale ${minScale}`
-    })
-  }
-  if (fields.length === 0 && stabilizationWindowMs > cooldownPeriodMs) {
-    fields.push({
-      path: `metadata.annotations["${Annotations.STABILIZATION_WINDOW}"]`,
-      message: `the stabilization window may not be longer than the cooldown period (${cooldownPeriodMs / 1000} s)`
-    })
-  }
-  if (fields.length > 0) return { kind: 'invalid', fields }
   return {
-    kind: 'on',
-    config: Object.freeze({
-      minScale,
-      maxScale,
-      lagThreshold,
-      activationLagThreshold,
-      pollingIntervalMs,
-      cooldownPeriodMs,
-      stabilizationWindowMs
-    })
+    minScale,
+    maxScale,
+    lagThreshold,
+    activationLagThreshold,
+    pollingIntervalMs,
+    cooldownPeriodMs,
+    stabilizationWindowMs
   }
 }
 

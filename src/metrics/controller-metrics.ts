@@ -108,6 +108,14 @@ export class ControllerMetrics {
       buckets: [...CONTROL_DURATION_BUCKETS],
       registers
     })
+    this.#refresh = this.#perSourceGauges(view, registers, options.maxSourceLabels ?? DEFAULT_MAX_SOURCE_LABELS)
+  }
+
+  /**
+   * The per-source gauges (leader only), and the function that fills them before a scrape: at most `max` sources
+   * keep a label of their own.
+   */
+  #perSourceGauges(view: ControllerView, registers: Registry[], max: number): () => void {
     const labels = ['source', 'kind'] as const
     const desired = new Gauge({
       name: 'shoal_source_consumers_desired',
@@ -138,9 +146,8 @@ export class ControllerMetrics {
       help: 'Sources with a source label of their own on this replica’s per-source gauges (the rest are _other).',
       registers
     })
-    const max = options.maxSourceLabels ?? DEFAULT_MAX_SOURCE_LABELS
     // The per-source gauges are filled together before each scrape, so they always name the same sources.
-    this.#refresh = () => {
+    return () => {
       for (const gauge of [desired, placed, pending, lag]) gauge.reset()
       if (!view.leader()) {
         this.#labelled = new Set()

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import type { ParseArgsOptionsConfig } from 'node:util'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
 import { parseBootstrap } from '../kafka/index.ts'
 import type { Acks } from './produce.ts'
@@ -58,34 +59,57 @@ export interface E2eArgs {
 
 export type PerfArgs = ProduceArgs | ConsumeArgs | E2eArgs | { readonly kind: 'help' }
 
+type Subcommand = 'produce' | 'consume' | 'e2e'
+type FlagValues = Record<string, string | boolean | string[] | undefined>
+
+/** Every flag of every subcommand, as node:util reads them. */
+const PERF_FLAGS = {
+  'bootstrap-server': { type: 'string' },
+  topic: { type: 'string' },
+  'num-records': { type: 'string' },
+  'record-size': { type: 'string' },
+  throughput: { type: 'string' },
+  acks: { type: 'string' },
+  'producer-props': { type: 'string', multiple: true },
+  group: { type: 'string' },
+  'from-latest': { type: 'boolean' },
+  timeout: { type: 'string' },
+  'show-detailed-stats': { type: 'boolean' },
+  'reporting-interval': { type: 'string' },
+  'hide-header': { type: 'boolean' },
+  consumers: { type: 'string' },
+  partitions: { type: 'string' },
+  help: { type: 'boolean', short: 'h' }
+} satisfies ParseArgsOptionsConfig
+
+/** The flags each subcommand takes. */
+const ALLOWED: Record<Subcommand, readonly string[]> = {
+  produce: ['bootstrap-server', 'topic', 'num-records', 'record-size', 'throughput', 'acks', 'producer-props'],
+  consume: [
+    'bootstrap-server',
+    'topic',
+    'num-records',
+    'group',
+    'from-latest',
+    'timeout',
+    'show-detailed-stats',
+    'reporting-interval',
+    'hide-header'
+  ],
+  e2e: ['bootstrap-server', 'num-records', 'record-size', 'throughput', 'acks', 'consumers', 'partitions', 'timeout']
+}
+
 /** Parses `shoal perf …` (pure but for the environment given); throws SHOAL_USAGE naming the bad argument. */
 export function parsePerfArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): PerfArgs {
   const [sub, ...rest] = argv
   if (sub === undefined || sub === 'help' || sub === '--help' || sub === '-h') return { kind: 'help' }
   if (sub !== 'produce' && sub !== 'consume' && sub !== 'e2e')
     throw usage(`unknown subcommand "${sub}" (expected produce, consume or e2e)`)
-  let values: Record<string, string | boolean | string[] | undefined>
+  let values: FlagValues
   try {
     ;({ values } = parseArgs({
       args: joinNegativeValues(rest),
-      options: {
-        'bootstrap-server': { type: 'string' },
-        topic: { type: 'string' },
-        'num-records': { type: 'string' },
-        'record-size': { type: 'string' },
-        throughput: { type: 'string' },
-        acks: { type: 'string' },
-        'producer-props': { type: 'string', multiple: true },
-        group: { type: 'string' },
-        'from-latest': { type: 'boolean' },
-        timeout: { type: 'string' },
-        'show-detailed-stats': { type: 'boolean' },
-        'reporting-interval': { type: 'string' },
-        'hide-header': { type: 'boolean' },
-        consumers: { type: 'string' },
-        partitions: { type: 'string' },
-        help: { type: 'boolean', short: 'h' }
-      },
+      options: PERF_FLAGS,
       strict: true,
       allowPositionals: true
     }))
@@ -93,23 +117,8 @@ export function parsePerfArgs(argv: readonly string[], env: Readonly<Record<stri
     throw usage((error as Error).message.split('\n')[0] ?? String(error))
   }
   if (values['help'] === true) return { kind: 'help' }
-  const allowed: Record<typeof sub, readonly string[]> = {
-    produce: ['bootstrap-server', 'topic', 'num-records', 'record-size', 'throughput', 'acks', 'producer-props'],
-    consume: [
-      'bootstrap-server',
-      'topic',
-      'num-records',
-      'group',
-      'from-latest',
-      'timeout',
-      'show-detailed-stats',
-      'reporting-interval',
-      'hide-header'
-    ],
-    e2e: ['bootstrap-server', 'num-records', 'record-size', 'throughput', 'acks', 'consumers', 'partitions', 'timeout']
-  }
   for (const name of Object.keys(values)) {
-    if (!allowed[sub].includes(name)) throw usage(`--${name} is not a flag of shoal perf ${sub}`)
+    if (!ALLOWED[sub].includes(name)) throw usage(`--${name} is not a flag of shoal perf ${sub}`)
   }
   const str = (name: string) => values[name] as string | undefined
   const server = str('bootstrap-server') ?? env['KAFKA_BOOTSTRAP_SERVERS']
@@ -122,36 +131,47 @@ export function parsePerfArgs(argv: readonly string[], env: Readonly<Record<stri
     throw usage(`--bootstrap-server: ${(error as Error).message}`)
   }
   const acks = parseAcks(str('acks') ?? 'all')
-  if (sub === 'produce') {
-    const props = parseProducerProps((values['producer-props'] as string[] | undefined) ?? [])
-    return {
-      kind: 'produce',
-      brokers,
-      topic: required(str('topic'), '--topic'),
-      numRecords: integer(required(str('num-records'), '--num-records'), '--num-records', 1),
-      recordSize: integer(required(str('record-size'), '--record-size'), '--record-size', 1),
-      throughput: throughput(required(str('throughput'), '--throughput')),
-      acks: props.acks ?? acks,
-      ...(props.batchBytes === undefined ? {} : { batchBytes: props.batchBytes }),
-      ...(props.lingerMs === undefined ? {} : { lingerMs: props.lingerMs }),
-      ...(props.maxInFlight === undefined ? {} : { maxInFlight: props.maxInFlight })
-    }
+  if (sub === 'produce') return produceArgs(values, brokers, acks)
+  if (sub === 'consume') return consumeArgs(values, brokers)
+  return e2eArgs(values, brokers, acks)
+}
+
+function produceArgs(values: FlagValues, brokers: readonly string[], acks: Acks): ProduceArgs {
+  const str = (name: string) => values[name] as string | undefined
+  const props = parseProducerProps((values['producer-props'] as string[] | undefined) ?? [])
+  return {
+    kind: 'produce',
+    brokers,
+    topic: required(str('topic'), '--topic'),
+    numRecords: integer(required(str('num-records'), '--num-records'), '--num-records', 1),
+    recordSize: integer(required(str('record-size'), '--record-size'), '--record-size', 1),
+    throughput: throughput(required(str('throughput'), '--throughput')),
+    acks: props.acks ?? acks,
+    ...(props.batchBytes === undefined ? {} : { batchBytes: props.batchBytes }),
+    ...(props.lingerMs === undefined ? {} : { lingerMs: props.lingerMs }),
+    ...(props.maxInFlight === undefined ? {} : { maxInFlight: props.maxInFlight })
   }
-  if (sub === 'consume') {
-    const group = str('group')
-    return {
-      kind: 'consume',
-      brokers,
-      topic: required(str('topic'), '--topic'),
-      numRecords: integer(required(str('num-records'), '--num-records'), '--num-records', 1),
-      ...(group === undefined ? {} : { group }),
-      fromLatest: values['from-latest'] === true,
-      timeoutMs: integer(str('timeout') ?? '10000', '--timeout', 1),
-      showDetailedStats: values['show-detailed-stats'] === true,
-      reportingIntervalMs: integer(str('reporting-interval') ?? '5000', '--reporting-interval', 1),
-      hideHeader: values['hide-header'] === true
-    }
+}
+
+function consumeArgs(values: FlagValues, brokers: readonly string[]): ConsumeArgs {
+  const str = (name: string) => values[name] as string | undefined
+  const group = str('group')
+  return {
+    kind: 'consume',
+    brokers,
+    topic: required(str('topic'), '--topic'),
+    numRecords: integer(required(str('num-records'), '--num-records'), '--num-records', 1),
+    ...(group === undefined ? {} : { group }),
+    fromLatest: values['from-latest'] === true,
+    timeoutMs: integer(str('timeout') ?? '10000', '--timeout', 1),
+    showDetailedStats: values['show-detailed-stats'] === true,
+    reportingIntervalMs: integer(str('reporting-interval') ?? '5000', '--reporting-interval', 1),
+    hideHeader: values['hide-header'] === true
   }
+}
+
+function e2eArgs(values: FlagValues, brokers: readonly string[], acks: Acks): E2eArgs {
+  const str = (name: string) => values[name] as string | undefined
   const consumers = integer(str('consumers') ?? '3', '--consumers', 1)
   const partitions = integer(str('partitions') ?? String(Math.max(6, consumers)), '--partitions', 1)
   if (partitions < consumers)

@@ -57,15 +57,7 @@ export async function producePerf(options: ProducePerfOptions): Promise<ProduceP
   const lingerMs = options.lingerMs ?? DEFAULT_LINGER_MS
   const maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT
   const reportEvery = options.reportIntervalMs ?? DEFAULT_REPORT_INTERVAL_MS
-  const producer = new Producer({
-    clientId: options.clientId ?? 'shoal-perf-producer',
-    bootstrapBrokers: [...options.brokers],
-    autocreateTopics: true,
-    // As Kafka's producer does by default with acks=all: a retried batch is not written twice.
-    idempotent: options.acks === -1,
-    retries: 5,
-    retryDelay: 200
-  })
+  const producer = perfProducer(options)
   const payload = randomPayload(options.recordSize)
   const start = performance.now()
   const stats = new PerfStats(options.numRecords, start)
@@ -141,6 +133,19 @@ export async function producePerf(options: ProducePerfOptions): Promise<ProduceP
     await Promise.allSettled(inFlight)
     await producer.close().catch(() => undefined)
   }
+}
+
+/** The client producePerf sends with, set as Kafka's producer is by default. */
+function perfProducer(options: ProducePerfOptions): Producer<Buffer, Buffer, Buffer, Buffer> {
+  return new Producer({
+    clientId: options.clientId ?? 'shoal-perf-producer',
+    bootstrapBrokers: [...options.brokers],
+    autocreateTopics: true,
+    // As Kafka's producer does by default with acks=all: a retried batch is not written twice.
+    idempotent: options.acks === -1,
+    retries: 5,
+    retryDelay: 200
+  })
 }
 
 /** A copy of the payload that starts with the send time and a space (longer than the payload if it must be). */

@@ -1,7 +1,9 @@
 import type { ContractRecord } from '../store/records.ts'
 import type { ScheduleTable } from './schedule-table.ts'
 import { MAX_NAMED, RELEASE_HOLD_MS, compactWatermark } from './watermark.ts'
-import type { Holder, ScheduleWatermark, TickLedger } from './watermark.ts'
+import type { ScheduleWatermark } from './watermark.ts'
+import type { TickLedger } from './tick-ledger.ts'
+import type { Holder } from './watermark-book.ts'
 
 /**
  * How a schedule changes hands between dispatchers, the pure part (docs/ping-source.md#hand-over): what a

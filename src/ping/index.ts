@@ -29,22 +29,9 @@ export { DEFAULT_TICK_SLICE, TickFeeder } from './tick-feeder.ts'
 export type { TickFeederOptions } from './tick-feeder.ts'
 export { TickTimer } from './tick-timer.ts'
 export type { TickTimerOptions } from './tick-timer.ts'
-export {
-  DEFAULT_MAX_EXCEPTIONS,
-  MAX_NAMED,
-  RELEASE_HOLD_MS,
-  TickLedger,
-  WatermarkBook,
-  compactWatermark,
-  readWatermark
-} from './watermark.ts'
-export type {
-  HeldRelease,
-  Holder,
-  ReadWatermark,
-  Release,
-  Resolution,
-  ResolvingSelf,
-  ScheduleWatermark,
-  WatermarkBookOptions
-} from './watermark.ts'
+export { DEFAULT_MAX_EXCEPTIONS, MAX_NAMED, RELEASE_HOLD_MS, compactWatermark, readWatermark } from './watermark.ts'
+export type { ReadWatermark, Release, ScheduleWatermark } from './watermark.ts'
+export { TickLedger } from './tick-ledger.ts'
+export type { HeldRelease } from './tick-ledger.ts'
+export { WatermarkBook } from './watermark-book.ts'
+export type { Holder, Resolution, ResolvingSelf, WatermarkBookOptions } from './watermark-book.ts'

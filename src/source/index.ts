@@ -1,6 +1,6 @@
 export { SourceRunner } from './source-runner.ts'
 export type { SourceRunnerCloseOptions, SourceRunnerOptions, SourceRunnerStatus } from './source-runner.ts'
-export type { GroupMemberStatus, PartitionStatus } from './source-member.ts'
+export type { GroupMemberStatus, PartitionStatus } from './member-status.ts'
 export { commitInitialOffsets } from './initial-offsets.ts'
 export type { CommitInitialOffsetsOptions, InitialOffsetsResult } from './initial-offsets.ts'
 export type { PartitionOffset } from './offset-committer.ts'

@@ -3,7 +3,7 @@ import type { FieldError } from '../errors/index.ts'
 import { DEFAULT_DRAIN_MS, DEFAULT_MAX_IN_FLIGHT } from './defaults.ts'
 import { OffsetCommitter } from './offset-committer.ts'
 import { SourceMember } from './source-member.ts'
-import type { GroupMemberStatus } from './source-member.ts'
+import type { GroupMemberStatus } from './member-status.ts'
 import type { Deliver, ConsumerSpec, SourceLog, SourceObserver } from './types.ts'
 import type { FetchLimits, KafkaClientSecurity } from '../kafka/index.ts'
 

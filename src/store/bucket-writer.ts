@@ -240,35 +240,7 @@ export class BucketWriter {
       }
     }
 
-    let object: StoredObject
-    if (op.kind === 'status') {
-      object = current!.object
-    } else {
-      const base = current?.object.metadata
-      const draft: StoredObject = {
-        apiVersion: op.object.apiVersion,
-        kind: op.object.kind,
-        metadata: {
-          name: op.object.metadata.name,
-          namespace: op.object.metadata.namespace,
-          uid: base?.uid ?? randomUUID(),
-          generation: base?.generation ?? 1,
-          creationTimestamp: base?.creationTimestamp ?? now.toISOString(),
-          ...(op.object.metadata.labels ? { labels: op.object.metadata.labels } : {}),
-          ...(op.object.metadata.annotations ? { annotations: op.object.metadata.annotations } : {})
-        },
-        spec: op.object.spec
-      }
-      // The kind's defaults come after finalize, which keeps a stored consumer group a replacement leaves out.
-      const finalized = withStoredDefaults(
-        this.#options.finalize ? this.#options.finalize(draft, current?.object) : draft
-      )
-      // The generation moves only when the desired state (spec) does, as in Kubernetes.
-      const specChanged = base !== undefined && !sameJson(current!.object.spec, finalized.spec)
-      object = specChanged
-        ? { ...finalized, metadata: { ...finalized.metadata, generation: base.generation + 1 } }
-        : finalized
-    }
+    const object = op.kind === 'status' ? current!.object : this.#desired(op, current, now)
     const status = op.kind === 'status' ? op.status : this.#options.statusOf(object, current?.status)
     if (
       current &&
@@ -301,6 +273,38 @@ export class BucketWriter {
         return { kind: 'written', entry }
       }
     }
+  }
+
+  /** The object a create or an update writes: server-side metadata kept from `current`, then finalized. */
+  #desired(
+    op: Extract<WriteOp, { kind: 'create' | 'update' }>,
+    current: StoredEntry | undefined,
+    now: Date
+  ): StoredObject {
+    const base = current?.object.metadata
+    const draft: StoredObject = {
+      apiVersion: op.object.apiVersion,
+      kind: op.object.kind,
+      metadata: {
+        name: op.object.metadata.name,
+        namespace: op.object.metadata.namespace,
+        uid: base?.uid ?? randomUUID(),
+        generation: base?.generation ?? 1,
+        creationTimestamp: base?.creationTimestamp ?? now.toISOString(),
+        ...(op.object.metadata.labels ? { labels: op.object.metadata.labels } : {}),
+        ...(op.object.metadata.annotations ? { annotations: op.object.metadata.annotations } : {})
+      },
+      spec: op.object.spec
+    }
+    // The kind's defaults come after finalize, which keeps a stored consumer group a replacement leaves out.
+    const finalized = withStoredDefaults(
+      this.#options.finalize ? this.#options.finalize(draft, current?.object) : draft
+    )
+    // The generation moves only when the desired state (spec) does, as in Kubernetes.
+    const specChanged = base !== undefined && !sameJson(current!.object.spec, finalized.spec)
+    return specChanged
+      ? { ...finalized, metadata: { ...finalized.metadata, generation: base.generation + 1 } }
+      : finalized
   }
 
   async #transact(

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util'
 import { isShoalError } from '../../errors/index.ts'
 import { startEmbeddedKafka } from './cluster.ts'
-import type { EmbeddedKafka } from './cluster.ts'
+import type { EmbeddedKafka } from './embedded-kafka.ts'
 import { KAFKA_VERSION } from './version.ts'
 
 const USAGE = `usage: shoal kafka start [--brokers 1|3] [--port N] [--data-dir DIR]

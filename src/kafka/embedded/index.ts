@@ -1,5 +1,5 @@
 export { startEmbeddedKafka } from './cluster.ts'
-export type { EmbeddedBrokerInfo, EmbeddedKafka, StartEmbeddedKafkaOptions } from './cluster.ts'
+export type { EmbeddedBrokerInfo, EmbeddedKafka, StartEmbeddedKafkaOptions } from './embedded-kafka.ts'
 export { jvmOptions } from './broker-process.ts'
 export type { ProcessExit } from './broker-process.ts'
 export { parseKafkaArgs, runKafkaCommand } from './command.ts'

@@ -1,0 +1,151 @@
+import type { Broker, ClusterMetadata } from '@platformatic/kafka'
+import { GROUP_REBALANCE_TIMEOUT_MS } from '../kafka/index.ts'
+import type { MemberContext } from './member-context.ts'
+import { sleep } from './wake.ts'
+
+/** How old the client's cached metadata may be (its `metadataMaxAge` default). */
+const CLIENT_METADATA_MAX_AGE_MS = 5_000
+
+/** The member's part of a commit's identity, as of one moment. */
+export interface CommitIdentityOf {
+  readonly generationId: number
+  readonly memberId: string
+  readonly coordinator: Broker
+}
+
+/**
+ * A member's place in its group beyond what the client does by itself: joining until it succeeds, rejoining
+ * when left outside or when a topic grows, and its identity (generation, member id, coordinator) for commits.
+ */
+export class GroupMembership {
+  readonly #ctx: MemberContext
+  #brokers = new Map<number, Broker>()
+  /** Each subscribed topic's partition count when the member last looked (see checkPartitions). */
+  #partitionCounts: Map<string, number> | undefined
+  #growthSeenAt: number | undefined
+  #checkingPartitions = false
+  #joining: Promise<void> | undefined
+  #inactiveSince: number | undefined
+
+  constructor(ctx: MemberContext) {
+    this.#ctx = ctx
+  }
+
+  /** Joins (or rejoins) the group, retrying until it succeeds or the member stops. */
+  join(): Promise<void> {
+    this.#joining ??= (async () => {
+      let failures = 0
+      while (!this.#ctx.stopping()) {
+        try {
+          await this.#ctx.consumer.joinGroup({})
+          return
+        } catch (error) {
+          if (this.#ctx.stopping()) return
+          failures++
+          this.#ctx.options.log(
+            'warn',
+            'joining the consumer group failed; retrying',
+            this.#ctx.fields({ error, failures })
+          )
+          await sleep(Math.min(5_000, 250 * 2 ** Math.min(failures, 5)), this.#ctx.signal)
+        }
+      }
+    })().finally(() => (this.#joining = undefined))
+    return this.#joining
+  }
+
+  /**
+   * The client rejoins by itself when a heartbeat says so, but gives up after its retries; a member left
+   * outside the group that long joins again here.
+   */
+  watchMembership(): void {
+    if (this.#ctx.consumer.isActive() || this.#joining) {
+      this.#inactiveSince = undefined
+      return
+    }
+    this.#inactiveSince ??= Date.now()
+    if (Date.now() - this.#inactiveSince > GROUP_REBALANCE_TIMEOUT_MS) {
+      this.#inactiveSince = undefined
+      this.#ctx.options.log('warn', 'member outside its group; rejoining', this.#ctx.fields({}))
+      void this.join()
+    }
+  }
+
+  /** Notes the partition counts the first assignment was made with, as near as the member can tell. */
+  async notePartitionCounts(): Promise<void> {
+    await this.#ctx.consumer
+      .metadata({ topics: [...this.#ctx.topics] })
+      .then(m => (this.#partitionCounts ??= this.#partitionCountsIn(m)))
+      .catch(() => undefined)
+  }
+
+  /**
+   * Partitions added to a subscribed topic are assigned only by a rebalance, and neither the client nor the
+   * coordinator starts one for them: a member that sees a topic grow rejoins (once every member's cached metadata
+   * is older than the growth, so the leader assigns with the new count).
+   */
+  async checkPartitions(): Promise<void> {
+    if (this.#ctx.stopping() || this.#checkingPartitions) return
+    this.#checkingPartitions = true
+    try {
+      const counts = this.#partitionCountsIn(
+        await this.#ctx.consumer.metadata({ topics: [...this.#ctx.topics], forceUpdate: true })
+      )
+      const known = this.#partitionCounts
+      if (known === undefined) {
+        this.#partitionCounts = counts
+        return
+      }
+      const grown = [...counts].filter(([t, n]) => n > (known.get(t) ?? 0))
+      if (grown.length === 0) {
+        this.#growthSeenAt = undefined
+        return
+      }
+      this.#growthSeenAt ??= Date.now()
+      if (Date.now() - this.#growthSeenAt < CLIENT_METADATA_MAX_AGE_MS + 500) return
+      this.#partitionCounts = counts
+      this.#growthSeenAt = undefined
+      this.#ctx.options.log(
+        'info',
+        'partitions added to a topic; rejoining the group',
+        this.#ctx.fields({ topics: grown })
+      )
+      await this.#ctx.consumer.joinGroup({})
+    } catch (error) {
+      if (!this.#ctx.stopping()) {
+        this.#ctx.options.log('warn', 'checking for added partitions failed', this.#ctx.fields({ error }))
+      }
+    } finally {
+      this.#checkingPartitions = false
+    }
+  }
+
+  #partitionCountsIn(metadata: ClusterMetadata): Map<string, number> {
+    return new Map([...this.#ctx.topics].map(t => [t, metadata.topics.get(t)?.partitionsCount ?? 0]))
+  }
+
+  /** The member's identity now, if it has a member id and knows its coordinator's address. */
+  identity(): CommitIdentityOf | undefined {
+    const consumer = this.#ctx.consumer
+    const memberId = consumer.memberId
+    const coordinatorId = consumer.coordinatorId
+    const coordinator = coordinatorId === null ? undefined : this.#brokers.get(coordinatorId)
+    if (!memberId || coordinator === undefined) return undefined
+    return { generationId: consumer.generationId, memberId, coordinator }
+  }
+
+  /** The member's identity now, learning the coordinator's address first if need be; throws without one. */
+  async identityNow(): Promise<CommitIdentityOf> {
+    if (this.identity() === undefined && this.#ctx.consumer.memberId) {
+      this.rememberBrokers(await this.#ctx.consumer.metadata({ topics: [...this.#ctx.topics] }))
+    }
+    const identity = this.identity()
+    if (identity === undefined) throw new Error('no group membership (or coordinator) to commit with yet')
+    return identity
+  }
+
+  /** Keeps the brokers' addresses from fresh metadata (the coordinator's among them). */
+  rememberBrokers(metadata: ClusterMetadata): void {
+    this.#brokers = new Map([...metadata.brokers].map(([id, b]) => [id, { host: b.host, port: b.port }]))
+  }
+}

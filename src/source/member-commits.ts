@@ -1,0 +1,119 @@
+import type { GroupMembership } from './group-membership.ts'
+import type { MemberContext } from './member-context.ts'
+import type { CommitRefusal } from './offset-tracker.ts'
+import type { OwnedRun, PartitionRun } from './partition-run.ts'
+
+/**
+ * A member's commit path: every offset it commits goes through `commitRuns`, and every commit runs after the
+ * ones already on their way (see `chained`).
+ */
+export class MemberCommits {
+  readonly #ctx: MemberContext
+  readonly #membership: GroupMembership
+  #commitChain: Promise<void> = Promise.resolve()
+  #commitPending = false
+  #commitFailures = 0
+  readonly #commitsRefused: Record<CommitRefusal, number> = { 'past-unhandled': 0, released: 0, backwards: 0 }
+
+  constructor(ctx: MemberContext, membership: GroupMembership) {
+    this.#ctx = ctx
+    this.#membership = membership
+  }
+
+  commitsRefused(): Record<CommitRefusal, number> {
+    return { ...this.#commitsRefused }
+  }
+
+  /** Resolves when every commit on its way now is over. */
+  settled(): Promise<void> {
+    return this.#commitChain
+  }
+
+  /**
+   * Runs a commit after every commit already on its way, so commits of one member reach the coordinator in the
+   * order they were decided: a periodic commit sent before a revoke can neither erase the hand-over's draining
+   * mark nor land after its release.
+   */
+  chained<T>(commit: () => Promise<T>): Promise<T> {
+    const result = this.#commitChain.then(commit)
+    this.#commitChain = result.then(
+      () => undefined,
+      () => undefined
+    )
+    return result
+  }
+
+  /** Commits the owned partitions now, after any commit already on its way. */
+  requestCommit(): void {
+    // A periodic tick while a commit is queued adds nothing: the queued one reads the offsets when it runs.
+    if (this.#commitPending) return
+    this.#commitPending = true
+    this.#commitChain = this.#commitChain
+      .then(() => {
+        this.#commitPending = false
+        return this.commitOnce()
+      })
+      .catch(error => {
+        this.#commitFailures++
+        // Commits fail during rebalances and coordinator moves; the next tick retries with fresh offsets.
+        if (this.#commitFailures % 10 === 3) {
+          this.#ctx.options.log(
+            'warn',
+            'offset commit failed',
+            this.#ctx.fields({ error, failures: this.#commitFailures })
+          )
+        }
+      })
+  }
+
+  /** Commits the owned partitions now (not chained). */
+  async commitOnce(): Promise<void> {
+    const owned: OwnedRun[] = []
+    for (const run of this.#ctx.runs.values()) if (run.tracker !== undefined) owned.push({ run, tracker: run.tracker })
+    await this.commitRuns(owned, null, false)
+  }
+
+  /**
+   * The one way offsets are committed. Each partition's offset is its tracker's committable one, and the tracker
+   * authorizes it (never past a record not handled, never backwards, never after the partition's release); a
+   * refusal is counted and logged, and that partition left out. `always`: commit even an unchanged offset (to
+   * write `metadata`). Throws when the commit fails.
+   */
+  async commitRuns(runs: readonly OwnedRun[], metadata: string | null, always: boolean): Promise<void> {
+    const due: Array<OwnedRun & { offset: bigint }> = []
+    for (const { run, tracker } of runs) {
+      const offset = tracker.committable()
+      const verdict = tracker.authorize(offset)
+      if (verdict.kind === 'refused') {
+        this.#refused(run, offset, verdict.reason, verdict.limit)
+        continue
+      }
+      if (verdict.kind === 'commit' || always) due.push({ run, tracker, offset })
+    }
+    if (due.length === 0) return
+    const identity = await this.#membership.identityNow()
+    const options = this.#ctx.options
+    await options.committer.commit(
+      { groupId: options.source.groupId, groupInstanceId: options.groupInstanceId, ...identity },
+      due.map(({ run, offset }) => ({ topic: run.topic, partition: run.partition, offset, metadata }))
+    )
+    this.#commitFailures = 0
+    for (const { tracker, offset } of due) tracker.committedAt(offset)
+  }
+
+  #refused(run: PartitionRun, offset: bigint, reason: CommitRefusal, limit: bigint): void {
+    this.#commitsRefused[reason]++
+    this.#ctx.options.observer?.onCommitRefused?.({
+      sourceKey: this.#ctx.options.source.key,
+      topic: run.topic,
+      partition: run.partition,
+      offset,
+      reason
+    })
+    this.#ctx.options.log(
+      'warn',
+      'offset commit refused',
+      this.#ctx.fields({ partition: run.id, offset: String(offset), reason, limit: String(limit) })
+    )
+  }
+}

@@ -1,0 +1,86 @@
+import { RELEASE_COMMIT_MS, REVOKE_DRAIN_MS } from './defaults.ts'
+import { drainingMark } from './handover.ts'
+import type { MemberCommits } from './member-commits.ts'
+import type { MemberContext } from './member-context.ts'
+import type { OffsetTracker } from './offset-tracker.ts'
+import type { PartitionRun } from './partition-run.ts'
+import type { HandoverResult } from './types.ts'
+import { sleep, withTimeout } from './wake.ts'
+
+/** A member's hand-overs of partitions (see `handover.ts`): those it releases, and the count of every result. */
+export class HandOvers {
+  readonly #ctx: MemberContext
+  readonly #commits: MemberCommits
+  readonly #handovers: Record<HandoverResult, number> = { released: 0, awaited: 0, 'timed-out': 0, failed: 0 }
+  /** Hand-overs of revoked partitions still draining (close waits for them). */
+  readonly #releasing = new Set<Promise<void>>()
+
+  constructor(ctx: MemberContext, commits: MemberCommits) {
+    this.#ctx = ctx
+    this.#commits = commits
+  }
+
+  counts(): Record<HandoverResult, number> {
+    return { ...this.#handovers }
+  }
+
+  /** Resolves when every hand-over begun so far is over. */
+  async settled(): Promise<void> {
+    await Promise.all(this.#releasing)
+  }
+
+  /** Hands a revoked partition over in the background (see #handOver). */
+  begin(run: PartitionRun, tracker: OffsetTracker): void {
+    const handover = this.#handOver(run, tracker).finally(() => this.#releasing.delete(handover))
+    this.#releasing.add(handover)
+  }
+
+  /** Counts a hand-over's result and tells the observer. */
+  handedOver(result: HandoverResult): void {
+    this.#handovers[result]++
+    this.#ctx.options.observer?.onHandover?.({ sourceKey: this.#ctx.options.source.key, result })
+  }
+
+  /**
+   * Hands a revoked partition over to its next owner, as `handover.ts` describes: commits what is handled with
+   * the draining mark while deliveries are on the wire, waits for them (at most REVOKE_DRAIN_MS), cuts the rest,
+   * and commits the release. Each commit names the member's generation of the moment it is sent: the group has
+   * moved on by then (the client rejoins at once), and the coordinator takes a commit from a current member.
+   */
+  async #handOver(run: PartitionRun, tracker: OffsetTracker): Promise<void> {
+    const drainUntil = Date.now() + REVOKE_DRAIN_MS
+    if (run.inFlight > 0) {
+      const mark = drainingMark(this.#ctx.options.groupInstanceId)
+      await this.#commits
+        .chained(() => withTimeout(this.#commits.commitRuns([{ run, tracker }], mark, true), 2_000))
+        .catch(() => undefined)
+      while (run.inFlight > 0 && Date.now() < drainUntil && !this.#ctx.signal.aborted) {
+        await this.#ctx.wake.wait(drainUntil - Date.now())
+      }
+    }
+    run.wire.abort()
+    const giveUpAt = Math.max(drainUntil, Date.now()) + RELEASE_COMMIT_MS
+    for (let attempt = 1; ; attempt++) {
+      try {
+        // Bounded by the give-up time: a release that lands later could land after the next owner started.
+        await this.#commits.chained(() =>
+          withTimeout(this.#commits.commitRuns([{ run, tracker }], null, true), Math.max(1, giveUpAt - Date.now()))
+        )
+        this.handedOver('released')
+        break
+      } catch (error) {
+        if (Date.now() + 100 > giveUpAt || this.#ctx.signal.aborted) {
+          this.handedOver('failed')
+          this.#ctx.options.log(
+            'warn',
+            'handing over a revoked partition failed; its next owner starts from the last commit',
+            this.#ctx.fields({ error, partition: run.id, committable: String(tracker.committable()), attempt })
+          )
+          break
+        }
+        await sleep(100, this.#ctx.signal)
+      }
+    }
+    tracker.release()
+  }
+}

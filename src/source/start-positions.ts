@@ -1,0 +1,163 @@
+import { IsolationLevels } from '../kafka/index.ts'
+import { HANDOVER_WAIT_MS } from './defaults.ts'
+import type { GroupMembership } from './group-membership.ts'
+import { drainingMember } from './handover.ts'
+import type { MemberCommits } from './member-commits.ts'
+import type { MemberContext } from './member-context.ts'
+import type { CommittedOffset } from './offset-committer.ts'
+import { OffsetTracker } from './offset-tracker.ts'
+import type { HandOvers } from './partition-handover.ts'
+import type { PartitionRun } from './partition-run.ts'
+import { sleep } from './wake.ts'
+
+// Special ListOffsets timestamps.
+const EARLIEST_TIMESTAMP = -2n
+const LATEST_TIMESTAMP = -1n
+
+/** Where a member's partitions read from: their start when assigned, and a move back into the log when out of range. */
+export class StartPositions {
+  readonly #ctx: MemberContext
+  readonly #membership: GroupMembership
+  readonly #commits: MemberCommits
+  readonly #handOvers: HandOvers
+
+  constructor(ctx: MemberContext, membership: GroupMembership, commits: MemberCommits, handOvers: HandOvers) {
+    this.#ctx = ctx
+    this.#membership = membership
+    this.#commits = commits
+    this.#handOvers = handOvers
+  }
+
+  /**
+   * Where newly assigned partitions start: the group's committed offset, else initialOffset. A committed offset
+   * with the draining mark (see `handover.ts`) is waited on until its former owner releases it, at most
+   * HANDOVER_WAIT_MS from when this member first saw the mark.
+   */
+  async resolve(runs: readonly PartitionRun[]): Promise<void> {
+    const current = (): PartitionRun[] => runs.filter(r => !r.revoked && r.tracker === undefined)
+    const markSeen = new Map<PartitionRun, number>()
+    /** Runs starting past a mark never released: their first commit clears it. */
+    const pastMark = new Set<PartitionRun>()
+    for (let attempt = 1; !this.#ctx.stopping() && current().length > 0; attempt++) {
+      const pending = current()
+      try {
+        const committed = await this.#committedOffsets(pending)
+        const missing: PartitionRun[] = []
+        const starts = new Map<PartitionRun, bigint>()
+        let waiting = false
+        for (const run of pending) {
+          const found = committed.get(run.id)
+          const draining = drainingMember(found?.metadata)
+          if (draining !== undefined) {
+            const seen = markSeen.get(run) ?? Date.now()
+            markSeen.set(run, seen)
+            if (Date.now() - seen < HANDOVER_WAIT_MS) {
+              waiting = true
+              continue
+            }
+            this.#handOvers.handedOver('timed-out')
+            pastMark.add(run)
+            this.#ctx.options.log(
+              'warn',
+              'a former owner did not release the partition in time; starting from its last commit',
+              this.#ctx.fields({ partition: run.id, formerOwner: draining, offset: String(found?.offset) })
+            )
+          } else if (markSeen.has(run)) {
+            this.#handOvers.handedOver('awaited')
+          }
+          if (found === undefined || found.offset < 0n) missing.push(run)
+          else starts.set(run, found.offset)
+        }
+        if (missing.length > 0) {
+          for (const [run, offset] of await this.#initialPositions(missing)) starts.set(run, offset)
+        }
+        for (const [run, offset] of starts) {
+          if (run.revoked || run.tracker !== undefined) continue
+          // A start taken from the committed offset needs no commit; one from initialOffset gets one at once, and
+          // so does one past a draining mark its former owner never released (the commit clears the mark).
+          const recommit = missing.includes(run) || pastMark.has(run)
+          run.tracker = new OffsetTracker(offset, recommit ? undefined : offset)
+        }
+        if (missing.length > 0) this.#commits.requestCommit()
+        this.#ctx.wake.notify()
+        if (waiting) await sleep(100, this.#ctx.signal)
+      } catch (error) {
+        if (this.#ctx.stopping()) return
+        this.#ctx.options.log('warn', 'looking up start offsets failed; retrying', this.#ctx.fields({ error, attempt }))
+        await sleep(Math.min(5_000, 250 * 2 ** Math.min(attempt, 5)), this.#ctx.signal)
+      }
+    }
+  }
+
+  /**
+   * The fetch position is not in the log: below its start (retention deleted records) it starts again at the
+   * log's start, past its end (the log was truncated) at its end — whatever `initialOffset` says, so no record that
+   * still exists is skipped. Moving forward skips nothing; moving back waits until the partition has nothing
+   * outstanding.
+   */
+  async resetOutOfRange(run: PartitionRun, position: bigint): Promise<void> {
+    if (run.resetting) return
+    run.resetting = true
+    try {
+      const [start, end] = await Promise.all(
+        [EARLIEST_TIMESTAMP, LATEST_TIMESTAMP].map(async t => (await this.#offsetsAt([run], t)).get(run)!)
+      )
+      if (run.revoked || run.tracker === undefined || run.tracker.position !== position) return
+      const target = position < start! ? start! : position > end! ? end! : position
+      if (target === position) return
+      this.#ctx.options.log(
+        'warn',
+        'fetch position out of range; moving to the log',
+        this.#ctx.fields({ partition: run.id, from: String(position), to: String(target) })
+      )
+      if (target > position) run.tracker.advanceTo(target)
+      else if (run.tracker.outstanding === 0 && run.inFlight === 0) run.tracker = new OffsetTracker(target)
+    } catch (error) {
+      if (this.#ctx.stopping()) return
+      this.#ctx.options.log(
+        'warn',
+        'resetting an out-of-range position failed',
+        this.#ctx.fields({ error, partition: run.id })
+      )
+      await sleep(1_000, this.#ctx.signal)
+    } finally {
+      run.resetting = false
+      this.#ctx.wake.notify()
+    }
+  }
+
+  /** The group's committed offsets of some partitions, with their metadata, from the coordinator. */
+  async #committedOffsets(runs: readonly PartitionRun[]): Promise<Map<string, CommittedOffset>> {
+    const identity = await this.#membership.identityNow()
+    return this.#ctx.options.committer.committed(identity.coordinator, this.#ctx.options.source.groupId, runs)
+  }
+
+  /** Where newly assigned partitions without a committed offset start: the log's start or end, as initialOffset says. */
+  #initialPositions(runs: readonly PartitionRun[]): Promise<Map<PartitionRun, bigint>> {
+    return this.#offsetsAt(
+      runs,
+      this.#ctx.options.source.initialOffset === 'earliest' ? EARLIEST_TIMESTAMP : LATEST_TIMESTAMP
+    )
+  }
+
+  /** The partitions' earliest or latest (last stable) offsets. */
+  async #offsetsAt(runs: readonly PartitionRun[], timestamp: bigint): Promise<Map<PartitionRun, bigint>> {
+    const topics = [...new Set(runs.map(r => r.topic))]
+    const partitions: Record<string, number[]> = {}
+    for (const run of runs) (partitions[run.topic] ??= []).push(run.partition)
+    const offsets = await this.#ctx.consumer.listOffsets({
+      topics,
+      partitions,
+      timestamp,
+      isolationLevel: IsolationLevels.READ_COMMITTED
+    })
+    const result = new Map<PartitionRun, bigint>()
+    for (const run of runs) {
+      const offset = offsets.get(run.topic)?.[run.partition]
+      if (offset === undefined)
+        throw new Error(`no ${timestamp === EARLIEST_TIMESTAMP ? 'earliest' : 'latest'} offset for ${run.id}`)
+      result.set(run, offset)
+    }
+    return result
+  }
+}
