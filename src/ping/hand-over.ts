@@ -1,7 +1,6 @@
-import type { ContractRecord } from '../store/records.ts'
+import type { ContractRecord, ScheduleWatermark } from '../store/index.ts'
 import type { ScheduleTable } from './schedule-table.ts'
 import { MAX_NAMED, RELEASE_HOLD_MS, compactWatermark } from './watermark.ts'
-import type { ScheduleWatermark } from './watermark.ts'
 import type { TickLedger } from './tick-ledger.ts'
 import type { Holder } from './watermark-book.ts'
 

@@ -1,5 +1,5 @@
 import { MAX_NAMED, iso } from './watermark.ts'
-import type { Release } from './watermark.ts'
+import type { Release } from '../store/index.ts'
 
 /** Releases of one schedule a heartbeat names at most (a schedule that bounced between dispatchers). */
 const RELEASES_PER_SCHEDULE = 3

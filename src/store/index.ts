@@ -30,7 +30,9 @@ export type {
   MemberRecord,
   MovedFrom,
   PlacementsRecord,
+  Release,
   ScaleRecord,
+  ScheduleWatermark,
   SlotKind
 } from './records.ts'
 export { decodeValue, encodeValue, schemaHeaders } from './codec.ts'

@@ -1,5 +1,3 @@
-import type { ScheduleWatermark } from '../ping/watermark.ts'
-
 /**
  * The records the scheduler leader and the dispatchers exchange through Kafka (DESIGN §4). Every value is
  * JSON with the `shoal-schema` header (see codec.ts); these are their shapes.
@@ -95,6 +93,40 @@ export interface MemberRecord {
   readonly startedAt: string
   /** Its PingSource plane's watermark: how far its schedules are handled, those it gave up and has not started. */
   readonly watermark?: ScheduleWatermark
+}
+
+/**
+ * A dispatcher's schedule watermark as its heartbeat carries it (`MemberRecord.watermark`), true of its contract
+ * as read through `contractOffset`: every tick at or before `through` of every schedule it runs has been handled
+ * (delivered, dead-lettered or dropped, or skipped by the late policy), except the schedules in `exceptions`,
+ * handled only through their own time. A schedule it gave up is in `released` (for RELEASE_HOLD_MS), one it was
+ * given and has not started in `pending`; a schedule in none of them runs here — if this dispatcher has it at
+ * all, which only its contract says. Times are RFC 3339 UTC with milliseconds.
+ */
+export interface ScheduleWatermark {
+  /** Absent before it first fired. */
+  readonly through?: string
+  readonly exceptions?: Readonly<Record<string, string>>
+  /** Schedules it gave up: per schedule its latest releases, newest first, one per holding (see Release). */
+  readonly released?: Readonly<Record<string, readonly Release[]>>
+  /** Schedules in its contract not started yet: it waits for their previous owner. */
+  readonly pending?: readonly string[]
+  /** The offset of its contracts partition applied: every contract record up to it is reflected here. */
+  readonly contractOffset: string
+  /**
+   * Set when `released` or `pending` were cut short (more than MAX_NAMED each): a schedule not named
+   * may then be one of them, so this heartbeat does not say that a schedule it does not name runs here.
+   */
+  readonly partial?: true
+}
+
+/**
+ * A schedule a dispatcher gave up: the holding that ended (`heldSince`, the contract offset that had given it the
+ * schedule) and how far that holding handled it (`through`; null for a holding it never started).
+ */
+export interface Release {
+  readonly through: string | null
+  readonly heldSince: string
 }
 
 /**
