@@ -7,6 +7,7 @@ const layers = [
   ['log'],
   ['api'],
   ['kafka'],
+  ['lag'],
   ['store'],
   ['secrets'],
   ['delivery'],

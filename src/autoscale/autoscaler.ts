@@ -3,8 +3,8 @@ import { autoscaleSetting } from './annotations.ts'
 import type { AutoscaleConfig } from './annotations.ts'
 import { decide, initialState } from './decide.ts'
 import type { ScaleReason, ScaleState } from './decide.ts'
-import { LagReader } from '../metrics/index.ts'
-import type { LagQuery, LagReading } from '../metrics/index.ts'
+import { LagReader } from '../lag/index.ts'
+import type { LagQuery, LagReading } from '../lag/index.ts'
 
 /** A KafkaSource as the autoscaler needs it. */
 export interface AutoscaleTarget {

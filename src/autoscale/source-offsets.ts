@@ -1,8 +1,8 @@
 import { Admin } from '@platformatic/kafka'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
 import { IsolationLevels, kafkaErrorMessage, kafkaSecurityOptions } from '../kafka/index.ts'
-import { LagReader } from '../metrics/index.ts'
-import type { LagQuery, PartitionLag } from '../metrics/index.ts'
+import { LagReader } from '../lag/index.ts'
+import type { LagQuery, PartitionLag } from '../lag/index.ts'
 
 /** Where `shoal offsets --reset` moves a group: the log start, the last stable offset, or the first record at or after a time. */
 export type ResetTarget =

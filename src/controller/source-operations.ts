@@ -1,5 +1,5 @@
 import { isPaused, parseResetTarget, readOffsets, resetOffsets } from '../autoscale/index.ts'
-import type { LagQuery } from '../metrics/index.ts'
+import type { LagQuery } from '../lag/index.ts'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
 import { unresolvedMessage } from '../secrets/index.ts'
 import type { SecretKey } from '../secrets/index.ts'

@@ -1,8 +1,6 @@
 import type { KafkaClientSecurity } from '../kafka/index.ts'
-import { lagFigures, ratesBetween } from './lag.ts'
-import type { LagSample } from './lag.ts'
-import { LagReader } from './lag-reader.ts'
-import type { LagQuery } from './lag-reader.ts'
+import { LagReader, lagFigures, ratesBetween } from '../lag/index.ts'
+import type { LagQuery, LagSample } from '../lag/index.ts'
 
 /** A KafkaSource as the lag monitor needs it. */
 export interface LagTarget {

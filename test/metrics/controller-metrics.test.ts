@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { ControllerMetrics, lagBetween, lagFigures, ratesBetween, routeOf } from '../../src/metrics/index.ts'
+import { lagBetween, lagFigures, ratesBetween } from '../../src/lag/index.ts'
+import { ControllerMetrics, routeOf } from '../../src/metrics/index.ts'
 import type { LagSnapshot, SourcePlacementView } from '../../src/metrics/index.ts'
 import { parseExposition } from './prom-text.ts'
 
