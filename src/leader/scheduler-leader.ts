@@ -3,27 +3,25 @@ import { DispatcherKind } from '../api/index.ts'
 import { Autoscaler, isPaused } from '../autoscale/index.ts'
 import type { AutoscaleStatus, AutoscaleTarget } from '../autoscale/index.ts'
 import type { MemberStatus } from '../dispatcher/index.ts'
-import { contractPartitionOf } from '../dispatcher/index.ts'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
 import { MAX_POOL_SIZE, decidePool, stabilize } from '../pool/index.ts'
 import type { PoolBounds, PoolDecision, PoolMember, Slots } from '../pool/index.ts'
 import { LogTailer, clusterKey, kafkaErrorMessage, topicPartitions } from '../kafka/index.ts'
 import type { KafkaClientSecurity, KafkaConnection } from '../kafka/index.ts'
 import { Scheduler } from '../scheduler/index.ts'
-import { secretsReferenced, unresolvedMessage } from '../secrets/index.ts'
-import type { NetResolution, SecretKey } from '../secrets/index.ts'
+import { secretsReferenced, sourceNet, unresolvedMessage } from '../secrets/index.ts'
+import type { NetResolution, SecretKey, SourceNet } from '../secrets/index.ts'
 import type { DispatcherInfo, RebalanceProposal, SchedulerConfig, VPod } from '../scheduler/index.ts'
 import {
   appendInTransaction,
   contractKey,
+  contractPartitionOf,
   decodeValue,
   isDispatcher,
   isFencing,
   isKafkaSource,
   ordinalOf
 } from '../store/index.ts'
-import { sourceNet } from './source-net.ts'
-import type { SourceNet } from './source-net.ts'
 import type {
   ContractRecord,
   MovedFrom,
