@@ -23,6 +23,7 @@ export { schemas } from './schemas.ts'
 export type { Schema } from './schemas.ts'
 export { ConditionTypes, computeStatus, readyDependencies } from './status.ts'
 export type { ComputeStatusOptions, ConditionObservation } from './status.ts'
+export { sourceStatus } from './source-status.ts'
 export type {
   CloudEventOverrides,
   Condition,

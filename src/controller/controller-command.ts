@@ -6,7 +6,6 @@ import { parsePoolBounds, parsePoolStabilization, parseStatefulSetRef } from '..
 import { controllerSecurity } from '../auth/index.ts'
 import type { ControllerSecurity } from '../auth/index.ts'
 import { loadSecretKey } from '../secrets/index.ts'
-import type { SecretKey } from '../secrets/index.ts'
 import { startController } from './controller.ts'
 import type { ControllerOptions } from './controller.ts'
 import { createLogger } from './logger.ts'
@@ -21,9 +20,42 @@ const usage = `usage: shoal controller --kafka HOST:PORT[,HOST:PORT…] [--port 
 
 /** `shoal controller`: one control-plane replica, until SIGINT or SIGTERM. */
 export async function runControllerCommand(argv: readonly string[]): Promise<number> {
-  let values
+  let parsed: ParsedCommand
   try {
-    ;({ values } = parseArgs({
+    parsed = parseControllerArgs(argv)
+  } catch (error) {
+    process.stderr.write(`shoal controller: ${(error as Error).message}\n`)
+    return 2
+  }
+  if (parsed.kind === 'help') {
+    process.stdout.write(`${usage}\n`)
+    return 0
+  }
+  try {
+    await serveUntilSignalled(parsed.options, parsed.security)
+    return 0
+  } catch (error) {
+    process.stderr.write(
+      `shoal controller: ${error instanceof ShoalError ? error.message : String((error as Error).message ?? error)}\n`
+    )
+    return 1
+  }
+}
+
+/** The command line read: `--help`, or a controller to run (all but its logger) and how it is secured. */
+type ParsedCommand =
+  | { readonly kind: 'help' }
+  | {
+      readonly kind: 'run'
+      readonly options: Omit<ControllerOptions, 'logger'>
+      readonly security: ControllerSecurity
+    }
+
+type Flags = ReturnType<typeof readFlags>
+
+function readFlags(argv: readonly string[]) {
+  try {
+    return parseArgs({
       args: [...argv],
       options: {
         kafka: { type: 'string' },
@@ -49,44 +81,67 @@ export async function runControllerCommand(argv: readonly string[]): Promise<num
       },
       strict: true,
       allowPositionals: false
-    }))
+    }).values
   } catch (error) {
-    process.stderr.write(`shoal controller: ${(error as Error).message}\n${usage}\n`)
-    return 2
+    throw usageError(`${(error as Error).message}\n${usage}`, error)
   }
-  if (values.help) {
-    process.stdout.write(`${usage}\n`)
-    return 0
-  }
+}
+
+/** Reads and checks every flag, in the order a user reads the usage; the first problem is a usage error. */
+function parseControllerArgs(argv: readonly string[]): ParsedCommand {
+  const values = readFlags(argv)
+  if (values.help) return { kind: 'help' }
   const kafka = values.kafka ?? process.env['KAFKA_BOOTSTRAP_SERVERS']
-  if (!kafka) {
-    process.stderr.write(`shoal controller: --kafka is required (or set KAFKA_BOOTSTRAP_SERVERS)\n${usage}\n`)
-    return 2
-  }
+  if (!kafka) throw usageError(`--kafka is required (or set KAFKA_BOOTSTRAP_SERVERS)\n${usage}`)
   let brokers: string[]
   try {
     brokers = parseBootstrap(kafka)
   } catch (error) {
-    process.stderr.write(`shoal controller: --kafka: ${(error as Error).message}\n`)
-    return 2
+    throw usageError(`--kafka: ${(error as Error).message}`, error)
   }
   const port = Number(values.port)
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    process.stderr.write(`shoal controller: --port must be a port number, not "${values.port}"\n`)
-    return 2
+    throw usageError(`--port must be a port number, not "${values.port}"`)
   }
   const buckets = values.buckets === undefined ? undefined : Number(values.buckets)
   if (buckets !== undefined && (!Number.isInteger(buckets) || buckets < 1 || buckets > 1000)) {
-    process.stderr.write(`shoal controller: --buckets must be an integer from 1 to 1000, not "${values.buckets}"\n`)
-    return 2
+    throw usageError(`--buckets must be an integer from 1 to 1000, not "${values.buckets}"`)
   }
+  const { livenessTimeoutMs, sessionTimeoutMs } = timeoutsOf(values)
+  const pool = poolOptions(values)
+  if (values.statefulset !== undefined && pool === undefined) {
+    throw new ShoalError(ErrorCodes.USAGE, '--statefulset needs --dispatchers MIN..MAX')
+  }
+  const statefulSet = values.statefulset === undefined ? undefined : parseStatefulSetRef(values.statefulset)
+  const security = controllerSecurity(values, values.prefix)
+  const secretKey = loadSecretKey(values['secret-key-file'])
+  const options: Omit<ControllerOptions, 'logger'> = {
+    ...(security.tls === undefined ? {} : { tls: security.tls }),
+    guard: security.guard,
+    ...(secretKey === undefined ? {} : { secretKey }),
+    brokers,
+    port,
+    host: values.host,
+    ...(values.prefix === undefined ? {} : { prefix: values.prefix }),
+    ...(buckets === undefined ? {} : { buckets }),
+    ...(values.id === undefined ? {} : { replicaId: values.id }),
+    ...(livenessTimeoutMs === undefined ? {} : { livenessTimeoutMs }),
+    ...(sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs }),
+    ...(pool === undefined ? {} : { pool }),
+    ...(statefulSet === undefined ? {} : { statefulSet }),
+    ...(values['scheduler-config'] === undefined ? {} : { schedulerConfig: values['scheduler-config'] }),
+    ...(values['service-url-template'] === undefined ? {} : { serviceUrlTemplate: values['service-url-template'] })
+  }
+  return { kind: 'run', options, security }
+}
+
+/** `--liveness-timeout` and `--session-timeout`, when given. */
+function timeoutsOf(values: Flags): { livenessTimeoutMs?: number; sessionTimeoutMs?: number } {
   let livenessTimeoutMs: number | undefined
   if (values['liveness-timeout'] !== undefined) {
     livenessTimeoutMs = parseDuration(values['liveness-timeout'])
-    if (livenessTimeoutMs === undefined) {
-      process.stderr.write(`shoal controller: ${notADuration('--liveness-timeout', values['liveness-timeout'])}\n`)
-      return 2
-    }
+    if (livenessTimeoutMs === undefined)
+      throw usageError(notADuration('--liveness-timeout', values['liveness-timeout']))
   }
   let sessionTimeoutMs: number | undefined
   if (values['session-timeout'] !== undefined) {
@@ -96,79 +151,41 @@ export async function runControllerCommand(argv: readonly string[]): Promise<num
       sessionTimeoutMs < MIN_SESSION_TIMEOUT_MS ||
       sessionTimeoutMs > MAX_SESSION_TIMEOUT_MS
     ) {
-      process.stderr.write(
-        `shoal controller: --session-timeout must be a duration from 2s to 30m (at least twice the 1 s group heartbeat), not "${values['session-timeout']}"\n`
+      throw usageError(
+        `--session-timeout must be a duration from 2s to 30m (at least twice the 1 s group heartbeat), not "${values['session-timeout']}"`
       )
-      return 2
     }
   }
-  let pool: ControllerOptions['pool']
-  let statefulSet: ControllerOptions['statefulSet']
-  try {
-    pool = poolOptions(values)
-    if (values.statefulset !== undefined) {
-      if (pool === undefined) throw new ShoalError(ErrorCodes.USAGE, '--statefulset needs --dispatchers MIN..MAX')
-      statefulSet = parseStatefulSetRef(values.statefulset)
-    }
-  } catch (error) {
-    process.stderr.write(`shoal controller: ${(error as Error).message}\n`)
-    return 2
+  return {
+    ...(livenessTimeoutMs === undefined ? {} : { livenessTimeoutMs }),
+    ...(sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs })
   }
-  let security: ControllerSecurity
-  try {
-    security = controllerSecurity(values, values.prefix)
-  } catch (error) {
-    process.stderr.write(`shoal controller: ${(error as Error).message}\n`)
-    return 2
-  }
-  let secretKey: SecretKey | undefined
-  try {
-    secretKey = loadSecretKey(values['secret-key-file'])
-  } catch (error) {
-    process.stderr.write(`shoal controller: ${(error as Error).message}\n`)
-    return 2
-  }
-  const logger = createLogger('shoal-controller')
-  try {
-    const controller = await startController({
-      ...(security.tls === undefined ? {} : { tls: security.tls }),
-      guard: security.guard,
-      ...(secretKey === undefined ? {} : { secretKey }),
-      brokers,
-      port,
-      host: values.host,
-      logger,
-      ...(values.prefix === undefined ? {} : { prefix: values.prefix }),
-      ...(buckets === undefined ? {} : { buckets }),
-      ...(values.id === undefined ? {} : { replicaId: values.id }),
-      ...(livenessTimeoutMs === undefined ? {} : { livenessTimeoutMs }),
-      ...(sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs }),
-      ...(pool === undefined ? {} : { pool }),
-      ...(statefulSet === undefined ? {} : { statefulSet }),
-      ...(values['scheduler-config'] === undefined ? {} : { schedulerConfig: values['scheduler-config'] }),
-      ...(values['service-url-template'] === undefined ? {} : { serviceUrlTemplate: values['service-url-template'] })
-    })
-    security.ownEndpoints(() => [controller.url, ...controller.store.controllers().map(c => c.url)])
-    process.stdout.write(`Shoal controller ${controller.replicaId} serving the API on ${controller.url}\n`)
-    process.stdout.write(`${security.mode}\n`)
-    await new Promise<void>(resolve => {
-      process.once('SIGINT', resolve)
-      process.once('SIGTERM', resolve)
-    })
-    // A second signal, or a shutdown that hangs, exits at once: the log holds everything a restart needs.
-    const deadline = setTimeout(() => process.exit(1), 15_000)
-    deadline.unref()
-    process.once('SIGINT', () => process.exit(1))
-    process.once('SIGTERM', () => process.exit(1))
-    await controller.close()
-    clearTimeout(deadline)
-    return 0
-  } catch (error) {
-    process.stderr.write(
-      `shoal controller: ${error instanceof ShoalError ? error.message : String((error as Error).message ?? error)}\n`
-    )
-    return 1
-  }
+}
+
+/** Runs the controller until SIGINT or SIGTERM, then closes it. */
+async function serveUntilSignalled(
+  options: Omit<ControllerOptions, 'logger'>,
+  security: ControllerSecurity
+): Promise<void> {
+  const controller = await startController({ ...options, logger: createLogger('shoal-controller') })
+  security.ownEndpoints(() => [controller.url, ...controller.store.controllers().map(c => c.url)])
+  process.stdout.write(`Shoal controller ${controller.replicaId} serving the API on ${controller.url}\n`)
+  process.stdout.write(`${security.mode}\n`)
+  await new Promise<void>(resolve => {
+    process.once('SIGINT', resolve)
+    process.once('SIGTERM', resolve)
+  })
+  // A second signal, or a shutdown that hangs, exits at once: the log holds everything a restart needs.
+  const deadline = setTimeout(() => process.exit(1), 15_000)
+  deadline.unref()
+  process.once('SIGINT', () => process.exit(1))
+  process.once('SIGTERM', () => process.exit(1))
+  await controller.close()
+  clearTimeout(deadline)
+}
+
+function usageError(message: string, cause?: unknown): ShoalError {
+  return new ShoalError(ErrorCodes.USAGE, message, cause === undefined ? {} : { cause })
 }
 
 /** `--session-timeout` bounds: twice the group heartbeat (1 s), and a stock broker's group.max.session.timeout.ms. */

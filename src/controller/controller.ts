@@ -1,27 +1,28 @@
 import { hostname } from 'node:os'
-import { checkServiceUrlTemplate, checkUpdate, DEFAULT_SERVICE_URL_TEMPLATE } from '../api/index.ts'
+import { checkServiceUrlTemplate, checkUpdate, DEFAULT_SERVICE_URL_TEMPLATE, sourceStatus } from '../api/index.ts'
 import type { SourceStatus } from '../api/index.ts'
 import type { ApiGuard, ApiTls } from '../auth/index.ts'
 import { autoscaleSetting } from '../autoscale/index.ts'
 import { ErrorCodes, ShoalError, invalid } from '../errors/index.ts'
-import { MembersFollower } from '../dispatcher/index.ts'
 import type { MemberStatus } from '../dispatcher/index.ts'
+import type { KafkaConnection } from '../kafka/index.ts'
 import { loadSchedulerConfig } from '../scheduler/index.ts'
+import type { SchedulerConfig } from '../scheduler/index.ts'
 import type { SecretKey } from '../secrets/index.ts'
 import { ApiServer } from '../server/index.ts'
 import { ResourceStore, isKafkaSource, isSource } from '../store/index.ts'
 import type { StoredObject } from '../store/index.ts'
 import type { Logger } from './logger.ts'
-import { isDispatcherKind, presentDispatcher, presentSource, sourceStatus } from './presentation.ts'
+import { isDispatcherKind, presentDispatcher, presentSource } from './presentation.ts'
 import type { LiveDispatcher } from './presentation.ts'
 import { DeliveryErrors } from './delivery-errors.ts'
 import { startObservability } from './observability.ts'
-import { SchedulerLeader } from './scheduler-leader.ts'
-import type { PoolOptions } from './scheduler-leader.ts'
+import { MembersFollower, SchedulerLeader } from '../leader/index.ts'
+import type { PoolOptions } from '../leader/index.ts'
 import { MAX_POOL_SIZE, StatefulSetScaler } from '../pool/index.ts'
 import type { StatefulSetScalerOptions } from '../pool/index.ts'
 import { sourceOffsets } from './source-operations.ts'
-import { SourceReconciler } from './source-reconciler.ts'
+import { SourceReconciler } from '../reconciler/index.ts'
 
 export interface ControllerOptions {
   readonly brokers: readonly string[]
@@ -58,6 +59,18 @@ export interface RunningController {
   close(): Promise<void>
 }
 
+type Log = (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void
+
+/**
+ * What the API server shows comes from parts started after it (the members follower, the delivery errors, the
+ * metrics): each is wired in here once its part runs.
+ */
+interface LateViews {
+  liveDispatchers: () => readonly LiveDispatcher[]
+  lastDeliveryError: DeliveryErrors['lastOf']
+  observePass: (seconds: number) => void
+}
+
 /** Starts one control-plane replica: the API server, then the store it serves. */
 export async function startController(options: ControllerOptions): Promise<RunningController> {
   const log = options.logger
@@ -66,129 +79,24 @@ export async function startController(options: ControllerOptions): Promise<Runni
   // So is a StatefulSet to scale without the Kubernetes API's address.
   const scaler = options.statefulSet && new StatefulSetScaler(options.statefulSet)
   const serviceUrlTemplate = options.serviceUrlTemplate ?? DEFAULT_SERVICE_URL_TEMPLATE
-  let liveDispatchers: () => readonly LiveDispatcher[] = () => []
-  let lastDeliveryError: DeliveryErrors['lastOf'] = () => undefined
-  const liveById = (name: string) => liveDispatchers().find(d => d.id === name)
-  const server = new ApiServer({
-    ...(options.host === undefined ? {} : { host: options.host }),
-    ...(options.port === undefined ? {} : { port: options.port }),
-    ...(options.guard === undefined ? {} : { guard: options.guard }),
-    ...(options.tls === undefined ? {} : { tls: options.tls }),
-    ...(options.secretKey === undefined ? {} : { secretKey: options.secretKey }),
-    log: (level, message, fields) => log[level](fields ?? {}, message),
-    present: entry =>
-      isSource(entry)
-        ? presentSource(entry, serviceUrlTemplate, id => liveById(id)?.zone, lastDeliveryError(entry.key))
-        : presentDispatcher(entry.object.metadata.name, entry, liveById(entry.object.metadata.name)),
-    liveObjects: (info, stored) =>
-      isDispatcherKind(info)
-        ? liveDispatchers()
-            .filter(d => !stored.has(d.id))
-            .map(d => presentDispatcher(d.id, undefined, d))
-        : [],
-    liveObject: (info, name) => {
-      const live = isDispatcherKind(info) ? liveById(name) : undefined
-      return live && presentDispatcher(name, undefined, live)
-    }
-  })
-  const url = await server.listen()
-  const replicaId = options.replicaId ?? `${hostname()}-${new URL(url).port}`
-  const templateProblem = checkServiceUrlTemplate(serviceUrlTemplate)
-  if (templateProblem !== undefined) {
-    await server.close()
-    throw new ShoalError(ErrorCodes.USAGE, `--service-url-template: ${templateProblem}`)
+  const logTo: Log = (level, message, fields) => log[level](fields ?? {}, message)
+  const views: LateViews = {
+    liveDispatchers: () => [],
+    lastDeliveryError: () => undefined,
+    observePass: () => undefined
   }
-  let store: ResourceStore
-  try {
-    store = await ResourceStore.open({
-      connection: { brokers: options.brokers, clientId: `shoal-controller-${replicaId}` },
-      ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
-      ...(options.buckets === undefined ? {} : { buckets: options.buckets }),
-      ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
-      replicaId,
-      url,
-      statusOf: (object, previous) =>
-        !isSource(object)
-          ? {}
-          : sourceStatus(object, {
-              serviceUrlTemplate,
-              now: new Date(),
-              previous: previous as SourceStatus | undefined
-            }),
-      finalize: withServerDefaults,
-      log: (level, message, fields) => log[level](fields ?? {}, message)
-    })
-  } catch (error) {
-    await server.close()
-    throw error
-  }
-  const logTo = (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) =>
-    log[level](fields ?? {}, message)
+  const { server, url, replicaId } = await startServer(options, serviceUrlTemplate, views, logTo)
+  const store = await openStore(options, server, { replicaId, url, serviceUrlTemplate, logTo })
   const connection = { brokers: options.brokers, clientId: `shoal-controller-${replicaId}` }
-  const members = new MembersFollower({
+  const { members, deliveryErrors, leader } = await startLeading(options, store, server, {
     connection,
-    ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
-    ...(options.livenessTimeoutMs === undefined ? {} : { livenessTimeoutMs: options.livenessTimeoutMs }),
-    log: logTo
+    config,
+    scaler,
+    views,
+    logTo
   })
-  let leader: SchedulerLeader
-  // The leader reports its scheduling passes to /metrics, which starts after it.
-  let observePass: (seconds: number) => void = () => undefined
-  const deliveryErrors = new DeliveryErrors(connection, store.names, (message, error) =>
-    log.warn({ error: String(error) }, message)
-  )
-  try {
-    await deliveryErrors.start()
-    lastDeliveryError = key => deliveryErrors.lastOf(key)
-    await members.start()
-    leader = new SchedulerLeader({
-      connection,
-      store,
-      members,
-      config,
-      log: logTo,
-      onPass: seconds => observePass(seconds),
-      ...(options.secretKey === undefined ? {} : { secretKey: options.secretKey }),
-      ...(options.pool === undefined && scaler === undefined
-        ? {}
-        : {
-            pool: {
-              bounds: options.pool?.bounds ?? { min: 0, max: MAX_POOL_SIZE },
-              ...options.pool,
-              ...(scaler === undefined
-                ? {}
-                : {
-                    onDecision: decision =>
-                      void scaler.apply(decision.replicas).catch(error => {
-                        logTo('warn', 'could not write the pool size to the StatefulSet', { error: String(error) })
-                      })
-                  })
-            }
-          })
-    })
-  } catch (error) {
-    await members.close().catch(() => undefined)
-    await deliveryErrors.close().catch(() => undefined)
-    await store.close()
-    await server.close()
-    throw error
-  }
-  liveDispatchers = () => members.members().map(liveDispatcherOf)
-  // /metrics and the /ui dashboard, served on the API's port (docs/metrics.md, docs/ui.md).
-  const observed = startObservability({
-    replicaId,
-    store,
-    members: () => members.members(),
-    present: entry => presentSource(entry, serviceUrlTemplate, id => liveById(id)?.zone, lastDeliveryError(entry.key)),
-    log: logTo,
-    ...(options.secretKey === undefined ? {} : { secretKey: options.secretKey })
-  })
-  observePass = seconds => observed.observePass(seconds)
-  server.mount((req, res, path) => observed.handle(req, res, path))
-  // An event stream lasts as long as the page is open: no request latency.
-  server.observe((method, path, status, seconds) => {
-    if (path !== '/ui/events') observed.observeRequest(method, path, status, seconds)
-  })
+  views.liveDispatchers = () => members.members().map(liveDispatcherOf)
+  const observed = serveObservability(options, server, store, { replicaId, serviceUrlTemplate, members, views, logTo })
   server.attach(
     store,
     {
@@ -224,6 +132,184 @@ export async function startController(options: ControllerOptions): Promise<Runni
       await closing
     }
   }
+}
+
+/** The API server, listening; it presents sources and dispatchers with what `views` know once they are wired. */
+async function startServer(
+  options: ControllerOptions,
+  serviceUrlTemplate: string,
+  views: LateViews,
+  logTo: Log
+): Promise<{ server: ApiServer; url: string; replicaId: string }> {
+  const liveById = (name: string) => views.liveDispatchers().find(d => d.id === name)
+  const server = new ApiServer({
+    ...(options.host === undefined ? {} : { host: options.host }),
+    ...(options.port === undefined ? {} : { port: options.port }),
+    ...(options.guard === undefined ? {} : { guard: options.guard }),
+    ...(options.tls === undefined ? {} : { tls: options.tls }),
+    ...(options.secretKey === undefined ? {} : { secretKey: options.secretKey }),
+    log: logTo,
+    present: entry =>
+      isSource(entry)
+        ? presentSource(entry, serviceUrlTemplate, id => liveById(id)?.zone, views.lastDeliveryError(entry.key))
+        : presentDispatcher(entry.object.metadata.name, entry, liveById(entry.object.metadata.name)),
+    liveObjects: (info, stored) =>
+      isDispatcherKind(info)
+        ? views
+            .liveDispatchers()
+            .filter(d => !stored.has(d.id))
+            .map(d => presentDispatcher(d.id, undefined, d))
+        : [],
+    liveObject: (info, name) => {
+      const live = isDispatcherKind(info) ? liveById(name) : undefined
+      return live && presentDispatcher(name, undefined, live)
+    }
+  })
+  const url = await server.listen()
+  const replicaId = options.replicaId ?? `${hostname()}-${new URL(url).port}`
+  const templateProblem = checkServiceUrlTemplate(serviceUrlTemplate)
+  if (templateProblem !== undefined) {
+    await server.close()
+    throw new ShoalError(ErrorCodes.USAGE, `--service-url-template: ${templateProblem}`)
+  }
+  return { server, url, replicaId }
+}
+
+/** Joins the store's group; a store that cannot open closes the server. */
+async function openStore(
+  options: ControllerOptions,
+  server: ApiServer,
+  replica: { replicaId: string; url: string; serviceUrlTemplate: string; logTo: Log }
+): Promise<ResourceStore> {
+  try {
+    return await ResourceStore.open({
+      connection: { brokers: options.brokers, clientId: `shoal-controller-${replica.replicaId}` },
+      ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
+      ...(options.buckets === undefined ? {} : { buckets: options.buckets }),
+      ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
+      replicaId: replica.replicaId,
+      url: replica.url,
+      statusOf: (object, previous) =>
+        !isSource(object)
+          ? {}
+          : sourceStatus(object, {
+              serviceUrlTemplate: replica.serviceUrlTemplate,
+              now: new Date(),
+              previous: previous as SourceStatus | undefined
+            }),
+      finalize: withServerDefaults,
+      log: replica.logTo
+    })
+  } catch (error) {
+    await server.close()
+    throw error
+  }
+}
+
+/**
+ * The parts the scheduler leader needs, started: the members follower and the delivery errors; then the leader,
+ * not yet following the leadership. On failure everything started so far is closed.
+ */
+async function startLeading(
+  options: ControllerOptions,
+  store: ResourceStore,
+  server: ApiServer,
+  parts: {
+    connection: KafkaConnection
+    config: SchedulerConfig
+    scaler: StatefulSetScaler | undefined
+    views: LateViews
+    logTo: Log
+  }
+): Promise<{ members: MembersFollower; deliveryErrors: DeliveryErrors; leader: SchedulerLeader }> {
+  const { connection, views, logTo } = parts
+  const members = new MembersFollower({
+    connection,
+    ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
+    ...(options.livenessTimeoutMs === undefined ? {} : { livenessTimeoutMs: options.livenessTimeoutMs }),
+    log: logTo
+  })
+  const deliveryErrors = new DeliveryErrors(connection, store.names, (message, error) =>
+    logTo('warn', message, { error: String(error) })
+  )
+  try {
+    await deliveryErrors.start()
+    views.lastDeliveryError = key => deliveryErrors.lastOf(key)
+    await members.start()
+    const pool = leaderPool(options, parts.scaler, logTo)
+    const leader = new SchedulerLeader({
+      connection,
+      store,
+      members,
+      config: parts.config,
+      log: logTo,
+      // The leader reports its scheduling passes to /metrics, which starts after it.
+      onPass: seconds => views.observePass(seconds),
+      ...(options.secretKey === undefined ? {} : { secretKey: options.secretKey }),
+      ...(pool === undefined ? {} : { pool })
+    })
+    return { members, deliveryErrors, leader }
+  } catch (error) {
+    await members.close().catch(() => undefined)
+    await deliveryErrors.close().catch(() => undefined)
+    await store.close()
+    await server.close()
+    throw error
+  }
+}
+
+/** The pool the leader sizes (`--dispatchers`), told to write each decision to the StatefulSet when there is one. */
+function leaderPool(
+  options: ControllerOptions,
+  scaler: StatefulSetScaler | undefined,
+  logTo: Log
+): PoolOptions | undefined {
+  if (options.pool === undefined && scaler === undefined) return undefined
+  return {
+    bounds: options.pool?.bounds ?? { min: 0, max: MAX_POOL_SIZE },
+    ...options.pool,
+    ...(scaler === undefined
+      ? {}
+      : {
+          onDecision: decision =>
+            void scaler.apply(decision.replicas).catch(error => {
+              logTo('warn', 'could not write the pool size to the StatefulSet', { error: String(error) })
+            })
+        })
+  }
+}
+
+/** /metrics and the /ui dashboard, served on the API's port (docs/metrics.md, docs/ui.md). */
+function serveObservability(
+  options: ControllerOptions,
+  server: ApiServer,
+  store: ResourceStore,
+  parts: {
+    replicaId: string
+    serviceUrlTemplate: string
+    members: MembersFollower
+    views: LateViews
+    logTo: Log
+  }
+): ReturnType<typeof startObservability> {
+  const { views, members } = parts
+  const liveById = (name: string) => views.liveDispatchers().find(d => d.id === name)
+  const observed = startObservability({
+    replicaId: parts.replicaId,
+    store,
+    members: () => members.members(),
+    present: entry =>
+      presentSource(entry, parts.serviceUrlTemplate, id => liveById(id)?.zone, views.lastDeliveryError(entry.key)),
+    log: parts.logTo,
+    ...(options.secretKey === undefined ? {} : { secretKey: options.secretKey })
+  })
+  views.observePass = seconds => observed.observePass(seconds)
+  server.mount((req, res, path) => observed.handle(req, res, path))
+  // An event stream lasts as long as the page is open: no request latency.
+  server.observe((method, path, status, seconds) => {
+    if (path !== '/ui/events') observed.observeRequest(method, path, status, seconds)
+  })
+  return observed
 }
 
 function notLeading(): never {

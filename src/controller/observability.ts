@@ -3,14 +3,12 @@ import { DispatcherKind } from '../api/index.ts'
 import type { MemberStatus } from '../dispatcher/index.ts'
 import { ControllerMetrics, LagMonitor } from '../metrics/index.ts'
 import type { LagTarget, SourcePlacementView } from '../metrics/index.ts'
-import { unresolvedMessage } from '../secrets/index.ts'
-import type { SecretKey } from '../secrets/index.ts'
+import { sourceNet, unresolvedMessage } from '../secrets/index.ts'
+import type { SecretKey, SourceNet } from '../secrets/index.ts'
 import { isDispatcher, isKafkaSource, isSource } from '../store/index.ts'
 import type { ResourceStore, StoredEntry, StoredSource } from '../store/index.ts'
 import { UiServer, buildSnapshot, historyPoints } from '../ui/index.ts'
 import type { UiCondition, UiPoint, UiSnapshot } from '../ui/index.ts'
-import { sourceNet } from './source-net.ts'
-import type { SourceNet } from './source-net.ts'
 
 export interface ObservabilityOptions {
   readonly replicaId: string

@@ -1,5 +1,5 @@
-import { DispatcherKind, apiVersionOf, computeStatus } from '../api/index.ts'
-import type { ConditionObservation, KindInfo, SourceResource, SourceStatus } from '../api/index.ts'
+import { DispatcherKind, apiVersionOf, sourceStatus } from '../api/index.ts'
+import type { ConditionObservation, KindInfo, SourceStatus } from '../api/index.ts'
 import { isDispatcher, isKafkaSource } from '../store/index.ts'
 import type { DeliveryErrorRecord, PlacementsRecord, StoredEntry, StoredSource } from '../store/index.ts'
 
@@ -16,44 +16,6 @@ export interface LiveDispatcher {
   readonly contractOffset: string
   /** False once its heartbeats stopped for longer than the liveness timeout. */
   readonly alive: boolean
-}
-
-/** Conditions computed on every status write or read, not observed by a reconciler. */
-const COMPUTED_CONDITIONS = new Set(['Ready', 'SinkProvided', 'Scheduled'])
-
-/** The conditions reconcilers observed (InitialOffsetsCommitted, …), to carry into a recomputed status. */
-function carriedObservations(status: SourceStatus | undefined): ConditionObservation[] {
-  return (status?.conditions ?? [])
-    .filter(c => !COMPUTED_CONDITIONS.has(c.type))
-    .map(c => ({
-      type: c.type,
-      status: c.status,
-      ...(c.reason === undefined ? {} : { reason: c.reason }),
-      ...(c.message === undefined ? {} : { message: c.message })
-    }))
-}
-
-/**
- * A source's status recomputed from its spec: what reconcilers observed before (in `previous`) stands, and
- * `observed` adds or replaces conditions by type. The one place status is computed, for writes and reads.
- */
-export function sourceStatus(
-  resource: SourceResource,
-  options: {
-    readonly serviceUrlTemplate: string
-    readonly now: Date
-    readonly previous: SourceStatus | undefined
-    readonly observed?: readonly ConditionObservation[]
-  }
-): SourceStatus {
-  const observed = options.observed ?? []
-  const replaced = new Set(observed.map(o => o.type))
-  return computeStatus(resource, {
-    serviceUrlTemplate: options.serviceUrlTemplate,
-    now: options.now,
-    previous: options.previous,
-    observations: [...carriedObservations(options.previous).filter(o => !replaced.has(o.type)), ...observed]
-  })
 }
 
 /** The Scheduled condition, as the scheduler leader's placements record says. */

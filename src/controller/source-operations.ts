@@ -1,12 +1,10 @@
 import { isPaused, parseResetTarget, readOffsets, resetOffsets } from '../autoscale/index.ts'
 import type { LagQuery } from '../lag/index.ts'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
-import { unresolvedMessage } from '../secrets/index.ts'
-import type { SecretKey } from '../secrets/index.ts'
+import { sourceNet, unresolvedMessage } from '../secrets/index.ts'
+import type { SecretKey, SourceNet } from '../secrets/index.ts'
 import { isKafkaSource } from '../store/index.ts'
 import type { ResourceStore, StoredEntry, StoredKafkaSource } from '../store/index.ts'
-import { sourceNet } from './source-net.ts'
-import type { SourceNet } from './source-net.ts'
 
 /** `shoal offsets`: a KafkaSource's committed offsets and lag, and moving them while it is paused. */
 export interface SourceOffsets {

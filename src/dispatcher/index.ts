@@ -8,7 +8,6 @@ export type {
   RunningDispatcher
 } from './dispatcher.ts'
 export type { DispatcherLog } from './log.ts'
-export { contractPartitionOf } from './contract-partition.ts'
 export { ContractState } from './contract-state.ts'
 export type { ContractApply, ContractEntry } from './contract-state.ts'
 export { dispatcherDefaultsFromEnv } from './env-defaults.ts'
@@ -23,8 +22,6 @@ export {
 } from './liveness.ts'
 export { MembersView } from './members-view.ts'
 export type { MemberApply, MemberState, MemberStatus, MembersViewOptions } from './members-view.ts'
-export { MembersFollower } from './members-follower.ts'
-export type { MembersFollowerOptions } from './members-follower.ts'
 export { checkContractRecord, checkMemberRecord } from './record-shapes.ts'
 export type { Checked } from './record-shapes.ts'
 export { KafkaSourcePlane, startKafkaSourcePlane } from './kafka-source-plane.ts'

@@ -4,6 +4,7 @@ export { storeNames, DEFAULT_PREFIX } from './names.ts'
 export type { Assignment } from './membership.ts'
 export type { StoreNames } from './names.ts'
 export { bucketOf } from './bucket-of.ts'
+export { contractPartitionOf } from './contract-partition.ts'
 export { BucketWriter, isFencing } from './bucket-writer.ts'
 export type { Finalize, StatusOf } from './bucket-writer.ts'
 export type {

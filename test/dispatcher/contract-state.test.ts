@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { ContractState, contractPartitionOf } from '../../src/dispatcher/index.ts'
-import { bucketOf, contractKey } from '../../src/store/index.ts'
+import { ContractState } from '../../src/dispatcher/index.ts'
+import { bucketOf, contractKey, contractPartitionOf } from '../../src/store/index.ts'
 import type { ContractRecord } from '../../src/store/index.ts'
 
 function placement(dispatcher: string, source: string, extra: Partial<ContractRecord> = {}): ContractRecord {

@@ -1,9 +1,10 @@
 // What the dispatcher tests share: dispatchers and followers on a test prefix, and a stand-in for the
 // scheduler leader that writes contract records.
 import { Producer } from '@platformatic/kafka'
-import { MembersFollower, contractPartitionOf, startDispatcher } from '../../src/dispatcher/index.ts'
+import { startDispatcher } from '../../src/dispatcher/index.ts'
 import type { DispatcherOptions, MemberStatus, RunningDispatcher } from '../../src/dispatcher/index.ts'
-import { contractKey, encodeValue, schemaHeaders, storeNames } from '../../src/store/index.ts'
+import { MembersFollower } from '../../src/leader/index.ts'
+import { contractKey, contractPartitionOf, encodeValue, schemaHeaders, storeNames } from '../../src/store/index.ts'
 import type { ContractRecord } from '../../src/store/index.ts'
 import { brokers } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'

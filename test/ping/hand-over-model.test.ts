@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { movedChain } from '../../src/controller/scheduler-leader.ts'
+import { movedChain } from '../../src/leader/index.ts'
 import { ContractState } from '../../src/dispatcher/contract-state.ts'
 import { HANDOVER_WAIT_MS } from '../../src/dispatcher/ping-source-plane.ts'
 import {

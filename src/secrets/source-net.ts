@@ -1,5 +1,6 @@
-import { resolveSourceNet } from '../secrets/index.ts'
-import type { NetResolution, SecretKey } from '../secrets/index.ts'
+import type { NetResolution } from './net-resolution.ts'
+import type { SecretKey } from './secret-key.ts'
+import { resolveSourceNet } from './secret-source.ts'
 import type { ResourceStore, StoredEntry, StoredKafkaSource } from '../store/index.ts'
 
 /**

@@ -1,4 +1,4 @@
-import { bucketOf } from '../store/index.ts'
+import { bucketOf } from './bucket-of.ts'
 
 /**
  * The partition of `<prefix>.contracts` that holds a dispatcher's contract: the same FNV-1a hash as the

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { movedChain } from '../../src/controller/scheduler-leader.ts'
+import { movedChain } from '../../src/leader/index.ts'
 import { checkContractRecord } from '../../src/dispatcher/record-shapes.ts'
 import type { MovedFrom } from '../../src/store/index.ts'
 

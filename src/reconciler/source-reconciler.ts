@@ -1,3 +1,4 @@
+import { sourceStatus } from '../api/index.ts'
 import type { ConditionObservation, SourceStatus } from '../api/index.ts'
 import { kafkaErrorMessage } from '../kafka/index.ts'
 import { resolveSourceNet, secretsReferenced, unresolvedMessage } from '../secrets/index.ts'
@@ -5,7 +6,6 @@ import type { SecretKey } from '../secrets/index.ts'
 import { commitInitialOffsets } from '../source/index.ts'
 import { isKafkaSource } from '../store/index.ts'
 import type { ResourceStore } from '../store/index.ts'
-import { sourceStatus } from './presentation.ts'
 
 export interface SourceReconcilerOptions {
   readonly store: ResourceStore

@@ -2,10 +2,8 @@ import { EventEmitter } from 'node:events'
 import { LogTailer } from '../kafka/index.ts'
 import type { KafkaConnection, LogRecord } from '../kafka/index.ts'
 import { memberUpdateOf, storeNames } from '../store/index.ts'
-import type { DispatcherLog } from './log.ts'
-import { DEFAULT_LIVENESS_TIMEOUT_MS } from './liveness.ts'
-import { MembersView } from './members-view.ts'
-import type { MemberStatus } from './members-view.ts'
+import { DEFAULT_LIVENESS_TIMEOUT_MS, MembersView } from '../dispatcher/index.ts'
+import type { DispatcherLog, MemberStatus } from '../dispatcher/index.ts'
 
 export interface MembersFollowerOptions {
   readonly connection: KafkaConnection
