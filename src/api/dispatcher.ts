@@ -3,12 +3,8 @@ import { invalid } from '../errors/index.ts'
 import type { FieldError } from '../errors/index.ts'
 import { deepFreeze } from '../util/index.ts'
 import { fieldErrorsOf } from './schema-errors.ts'
-import { DispatcherKind, apiVersionOf } from './kinds.ts'
-import { validateSecret } from './secret.ts'
-import type { SecretResource } from './secret.ts'
 import { checkDns1123Subdomain } from './names.ts'
-import type { ObjectMeta, SourceResource } from './types.ts'
-import { DEFAULT_NAMESPACE, validateResource } from './validate.ts'
+import type { ObjectMeta } from './types.ts'
 
 /** A Dispatcher's desired state. */
 export interface DispatcherSpec {
@@ -88,30 +84,6 @@ export function validateDispatcher(given: Record<string, unknown>): DispatcherRe
   working.metadata['namespace'] = ''
   working.spec = { unschedulable: working.spec?.['unschedulable'] === true }
   return deepFreeze(working) as unknown as DispatcherResource
-}
-
-/** Any object the API serves: a source, validated by validateResource, a Dispatcher, or a Secret. */
-export type ShoalResource = SourceResource | DispatcherResource | SecretResource
-
-/** Validates any served object, dispatching on its kind. */
-export function validateObject(input: unknown): ShoalResource {
-  if (
-    typeof input === 'object' &&
-    input !== null &&
-    (input as { kind?: unknown }).kind === DispatcherKind.kind &&
-    (input as { apiVersion?: unknown }).apiVersion === apiVersionOf(DispatcherKind)
-  ) {
-    return validateDispatcher(input as Record<string, unknown>)
-  }
-  if (
-    typeof input === 'object' &&
-    input !== null &&
-    (input as { kind?: unknown }).kind === 'Secret' &&
-    (input as { apiVersion?: unknown }).apiVersion === 'v1'
-  ) {
-    return validateSecret(input as Record<string, unknown>, DEFAULT_NAMESPACE)
-  }
-  return validateResource(input)
 }
 
 function withoutEmptyNamespace(input: Record<string, unknown>): Record<string, unknown> {

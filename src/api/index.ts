@@ -56,8 +56,10 @@ export {
   serverSelector
 } from './label-selector.ts'
 export type { Requirement, SelectorParse } from './label-selector.ts'
-export { dispatcherSchema, validateDispatcher, validateObject } from './dispatcher.ts'
-export type { DispatcherResource, DispatcherSpec, ShoalResource } from './dispatcher.ts'
+export { dispatcherSchema, validateDispatcher } from './dispatcher.ts'
+export type { DispatcherResource, DispatcherSpec } from './dispatcher.ts'
+export { validateObject } from './validate-object.ts'
+export type { ShoalResource } from './validate-object.ts'
 export { MAX_SECRET_BYTES, secretSchema, validateSecret } from './secret.ts'
 export type { Envelope, SealedSecretSpec, SecretResource } from './secret.ts'
 export { checkDns1123Label, checkDns1123Subdomain } from './names.ts'
