@@ -21,3 +21,12 @@ export type {
   SourceObserver,
   SourceRecord
 } from './types.ts'
+export type { HeaderBytes, KafkaHeaders, KafkaRecord } from './kafka-record.ts'
+export {
+  KAFKA_EVENT_TYPE,
+  KAFKA_HEADER_PREFIX,
+  headerExtensionName,
+  kafkaEventSource,
+  recordToEvent
+} from './record-to-event.ts'
+export type { MappingMode, MappingOptions, MappingResult, SourceRef } from './record-to-event.ts'
