@@ -48,3 +48,7 @@ export type {
   ScheduleWatermark,
   WatermarkBookOptions
 } from './watermark.ts'
+export { DEFAULT_RELEASE_MEMORY_AFTER, PingSourcePlane } from './ping-source-plane.ts'
+export type { PingSourcePlaneOptions } from './ping-source-plane.ts'
+export { HANDOVER_WAIT_MS, PreviousOwners } from './previous-owners.ts'
+export type { PreviousOwnersOptions } from './previous-owners.ts'

@@ -30,3 +30,5 @@ export {
   recordToEvent
 } from './record-to-event.ts'
 export type { MappingMode, MappingOptions, MappingResult, SourceRef } from './record-to-event.ts'
+export { KafkaSourcePlane } from './kafka-source-plane.ts'
+export type { KafkaSourceActivity, KafkaSourcePlaneOptions, OwnedPartitionLag } from './kafka-source-plane.ts'

@@ -1,43 +1,25 @@
-import type { Deliverer, DeliveryTarget } from '../delivery/index.ts'
-import { LogTailer } from '../kafka/index.ts'
-import type { LogRecord } from '../kafka/index.ts'
-import {
-  DEFAULT_LATE_POLICY,
-  PingEventBuilder,
-  RELEASE_DRAIN_MS,
-  ScheduleTable,
-  StringPool,
-  TickFeeder,
-  TickLedger,
-  TickTimer,
-  WatermarkBook,
-  endedHoldings,
-  finishRelease,
-  heartbeatWatermark,
-  holdersOf,
-  latePolicyOf,
-  pingRecordOf,
-  pingTargetOf,
-  releaseSchedule
-} from '../ping/index.ts'
-import type { Firing, LatePolicy, PingRecord, ScheduleSpec, ScheduleWatermark, Stopping, Tick } from '../ping/index.ts'
-import { decodeValue, isPingSource, memberUpdateOf, storeNames, storedObjectOf } from '../store/index.ts'
+import type { DeliveryTarget } from '../delivery/index.ts'
+import type { PlaneContract, PlaneHost, SourcePlane } from '../plane/index.ts'
+import { isPingSource } from '../store/index.ts'
 import type { ContractRecord } from '../store/index.ts'
-import type { RunningDispatcher } from './dispatcher.ts'
-import type { DispatcherLog } from './log.ts'
+import { RELEASE_DRAIN_MS, endedHoldings, finishRelease, heartbeatWatermark, releaseSchedule } from './hand-over.ts'
+import type { Stopping } from './hand-over.ts'
+import { DEFAULT_LATE_POLICY, latePolicyOf } from './late-policy.ts'
+import type { LatePolicy } from './late-policy.ts'
 import { MemoryReleaser } from './memory-release.ts'
+import { PingEventBuilder } from './ping-event.ts'
+import { StringPool, pingRecordOf, pingTargetOf } from './ping-record.ts'
+import type { PingRecord } from './ping-record.ts'
+import { PreviousOwners } from './previous-owners.ts'
+import { ScheduleTable } from './schedule-table.ts'
+import type { Firing, ScheduleSpec, Tick } from './schedule-table.ts'
+import { TickFeeder } from './tick-feeder.ts'
+import { TickTimer } from './tick-timer.ts'
+import { TickLedger } from './watermark.ts'
+import type { ScheduleWatermark } from './watermark.ts'
 
+/** What only the PingSource plane takes; the rest comes from its dispatcher (PlaneHost). */
 export interface PingSourcePlaneOptions {
-  /** The Kafka that holds Shoal's store. */
-  readonly brokers: readonly string[]
-  readonly prefix?: string
-  readonly dispatcherId: string
-  /** This process's incarnation: its own heartbeats are not a previous owner's. */
-  readonly incarnation: number
-  readonly livenessTimeoutMs: number
-  readonly serviceUrlTemplate: string
-  /** The dispatcher's one Deliverer, shared with the KafkaSource plane (connection caps per sink origin). */
-  readonly deliverer: Deliverer
   /** What to do with missed ticks when a source's annotation does not say (default `all`). */
   readonly latePolicy?: LatePolicy
   /** Under `all`, the most missed ticks of one schedule fired in one go (default 100). */
@@ -48,28 +30,24 @@ export interface PingSourcePlaneOptions {
    * 1,000; 0 never.
    */
   readonly releaseMemoryAfter?: number
-  readonly log: DispatcherLog
   /** Wall clock, epoch ms (default Date.now). */
   readonly now?: () => number
-  /** Told when the watermark moved (a burst of ticks answered, a schedule released): a heartbeat soon says so. */
-  readonly onWatermark?: () => void
 }
+
+/** Where a schedule's ticks go: its sink, or why it cannot be resolved (the ticks wait, the status says why). */
+type PingTarget =
+  | { readonly kind: 'resolved'; readonly target: DeliveryTarget }
+  | { readonly kind: 'unresolved'; readonly message: string }
 
 interface Running {
   /** The contract's resourceVersion it was started for (its spec is that version's or a later one's). */
   readonly version: string
   readonly builder: PingEventBuilder
-  readonly target: DeliveryTarget | undefined
+  readonly target: PingTarget
 }
 
 /** How long a closing plane lets deliveries in flight finish before it aborts them (they are fired again). */
 const CLOSE_DRAIN_MS = 2_000
-/**
- * How long a schedule that came here waits for a live previous owner to say it stopped (its release in a
- * heartbeat, one heartbeat interval after it read its contract) before it starts from that owner's newest
- * heartbeat anyway: then both fire for a while, same ids.
- */
-export const HANDOVER_WAIT_MS = 10_000
 /** The default of PingSourcePlaneOptions.releaseMemoryAfter. */
 export const DEFAULT_RELEASE_MEMORY_AFTER = 1_000
 /** A memory release pauses the event loop: not when a tick is due sooner than this. */
@@ -78,20 +56,21 @@ const RELEASE_CLEARANCE_MS = 2_000
 /**
  * The PingSource data plane of one dispatcher: the schedules in its contract in one ScheduleTable with one
  * timer, each tick an event delivered through the dispatcher's shared Deliverer. It reads the sources' specs
- * from the resources topic (the version its contract names, or later) and every dispatcher's heartbeat
- * watermark from the members topic: a schedule that comes to it fires the ticks its previous owner missed,
- * late and marked. Fenced, it fires nothing and aborts what is in flight; its watermark stays where it was.
+ * through the shared resources reader (the version its contract names, or later) and every dispatcher's
+ * heartbeat watermark from the members topic: a schedule that comes to it fires the ticks its previous owner
+ * missed, late and marked. Fenced, it fires nothing and aborts what is in flight; its watermark stays where it
+ * was. A schedule whose sink cannot be resolved holds its first tick open (retried when a version of it
+ * resolves, or by its next owner) and its status says why, as a KafkaSource's does.
  */
-export class PingSourcePlane {
+export class PingSourcePlane implements SourcePlane {
+  readonly kind = 'PingSource'
+  readonly #host: PlaneHost
   readonly #options: PingSourcePlaneOptions
   readonly #now: () => number
   // Every PingSource read, as what firing it needs (not the stored object: a dispatcher may read 100,000).
   readonly #resources = new Map<string, PingRecord>()
   readonly #strings = new StringPool()
-  readonly #resourcesTailer: LogTailer
-  readonly #membersTailer: LogTailer
-  readonly #membersTopic: string
-  readonly #book: WatermarkBook
+  readonly #owners: PreviousOwners
   readonly #table: ScheduleTable
   readonly #ledger = new TickLedger()
   readonly #timer: TickTimer
@@ -104,28 +83,20 @@ export class PingSourcePlane {
   #drained: Array<() => void> = []
   #wanted: ReadonlyMap<string, ContractRecord> = new Map()
   #contractOffset = -1n
-  // Schedules of the contract whose start waits for a previous owner: since when (local clock).
-  readonly #waiting = new Map<string, number>()
-  #waitTimer: NodeJS.Timeout | undefined
-  #recheckQueued = false
   // Deliveries in flight per schedule, and schedules that left while some were: released when they are answered.
   readonly #inFlightOf = new Map<string, number>()
   readonly #stopping = new Map<string, Stopping>()
   #stopTimer: NodeJS.Timeout | undefined
-  // Set when the heartbeats just read are what calls the next reconcile: the book is up to date without a barrier.
-  #heartbeatsRead = false
   #running = false
   #paused = false
   #closed = false
   #abort = new AbortController()
   #applying: Promise<void> = Promise.resolve()
 
-  constructor(options: PingSourcePlaneOptions) {
+  constructor(host: PlaneHost, options: PingSourcePlaneOptions = {}) {
+    this.#host = host
     this.#options = options
     this.#now = options.now ?? Date.now
-    const names = storeNames(options.prefix)
-    this.#membersTopic = names.membersTopic
-    this.#book = new WatermarkBook({ livenessTimeoutMs: options.livenessTimeoutMs })
     this.#table = new ScheduleTable(options.maxLateTicks === undefined ? {} : { maxLateTicks: options.maxLateTicks })
     this.#timer = new TickTimer({ table: this.#table, now: this.#now, onFiring: firing => this.#fire(firing) })
     this.#feeder = new TickFeeder({ handOut: tick => this.#deliver(tick) })
@@ -136,28 +107,34 @@ export class PingSourcePlane {
         return this.#feeder.pending === 0 && (next === undefined || next - this.#now() > RELEASE_CLEARANCE_MS)
       },
       onRelease: release =>
-        options.log('info', 'released the memory left by loading PingSources', {
+        host.log('info', 'released the memory left by loading PingSources', {
           records: release.records,
           pauseMs: Math.round(release.pauseMs),
           rssMb: { before: Math.round(release.rssBefore / 2 ** 20), after: Math.round(release.rssAfter / 2 ** 20) }
         })
     })
-    this.#resourcesTailer = new LogTailer({
-      connection: { brokers: options.brokers, clientId: `shoal-${options.dispatcherId}-ping-resources` },
-      topics: [names.resourcesTopic],
-      onRecord: record => this.#onResource(record),
-      onError: error => options.log('warn', 'reading the sources failed; retrying', { error: String(error) })
+    this.#owners = new PreviousOwners({
+      brokers: host.brokers,
+      ...(host.prefix === undefined ? {} : { prefix: host.prefix }),
+      dispatcherId: host.dispatcherId,
+      incarnation: host.incarnation,
+      livenessTimeoutMs: host.livenessTimeoutMs,
+      log: host.log,
+      onChange: () => this.#schedule()
     })
-    this.#membersTailer = new LogTailer({
-      connection: { brokers: options.brokers, clientId: `shoal-${options.dispatcherId}-ping-members` },
-      topics: [names.membersTopic],
-      onRecord: record => this.#onMember(record),
-      onError: error => options.log('warn', 'reading the members topic failed; retrying', { error: String(error) })
+    host.services.resources.subscribe('PingSource', ({ key, offset, object }) => {
+      if (object === undefined) this.#resources.delete(key)
+      else if (isPingSource(object)) {
+        const recordOptions = { serviceUrlTemplate: host.serviceUrlTemplate, strings: this.#strings }
+        this.#resources.set(key, pingRecordOf(object, Number(offset), recordOptions))
+        this.#memory.load(1)
+      }
+      if (this.#wanted.has(key)) this.#schedule()
     })
   }
 
-  async start(): Promise<void> {
-    await Promise.all([this.#resourcesTailer.start(), this.#membersTailer.start()])
+  start(): Promise<void> {
+    return this.#owners.start()
   }
 
   /**
@@ -165,20 +142,14 @@ export class PingSourcePlane {
    * A schedule that left it stops here and now, so the first heartbeat that reflects this contract names its
    * release: its next owner waits for that.
    */
-  apply(
-    contract: ReadonlyMap<string, ContractRecord>,
-    running: boolean,
-    contractOffset: bigint,
-    ended: ReadonlyArray<{ readonly source: string; readonly heldSince: string }> = []
-  ): void {
+  apply({ contract: wanted, running, contractOffset, ended }: PlaneContract): void {
     if (this.#closed) return
-    const wanted = new Map([...contract].filter(([key]) => key.startsWith('PingSource/')))
     const now = this.#now()
     const gone = endedHoldings(this.#wanted, wanted, ended)
     for (const { key, heldSince } of gone) this.#release(key, heldSince, now)
     // Back before its ticks in flight were answered: released now, so that its own release answers for it.
     for (const key of wanted.keys()) if (this.#stopping.has(key)) this.#finish(key, now)
-    if (gone.length > 0) this.#options.onWatermark?.()
+    if (gone.length > 0) this.#host.heartbeatSoon()
     this.#wanted = wanted
     this.#contractOffset = contractOffset
     this.#running = running
@@ -211,7 +182,7 @@ export class PingSourcePlane {
     this.#closed = true
     this.#running = false
     this.#timer.stop()
-    clearTimeout(this.#waitTimer)
+    this.#owners.stopWaiting()
     this.#memory.close()
     await this.#applying
     let timer: NodeJS.Timeout | undefined
@@ -226,40 +197,11 @@ export class PingSourcePlane {
     await this.#settled()
     clearTimeout(this.#stopTimer)
     for (const key of [...this.#stopping.keys()]) this.#finish(key, this.#now())
-    await Promise.all([this.#resourcesTailer.close(), this.#membersTailer.close()])
-  }
-
-  #onResource(record: LogRecord): void {
-    const key = record.key?.toString('utf8')
-    if (!key?.startsWith('PingSource/')) return
-    const decoded = decodeValue(record.value, record.headers)
-    const object = decoded.kind === 'value' ? storedObjectOf(decoded.value) : undefined
-    if (decoded.kind === 'tombstone') this.#resources.delete(key)
-    else if (object !== undefined && isPingSource(object)) {
-      const options = { serviceUrlTemplate: this.#options.serviceUrlTemplate, strings: this.#strings }
-      this.#resources.set(key, pingRecordOf(object, Number(record.offset), options))
-      this.#memory.load(1)
-    }
-    if (this.#wanted.has(key)) this.#schedule()
-  }
-
-  #onMember(record: LogRecord): void {
-    const read = memberUpdateOf(record)
-    if (read.kind !== 'update') return
-    this.#book.apply(read.update)
-    // A schedule waiting for its previous owner may start now: once per batch of heartbeats read.
-    if (this.#waiting.size > 0 && !this.#recheckQueued) {
-      this.#recheckQueued = true
-      queueMicrotask(() => {
-        this.#recheckQueued = false
-        this.#heartbeatsRead = true
-        this.#schedule()
-      })
-    }
+    await this.#owners.close()
   }
 
   #release(key: string, heldSince: bigint, now: number): void {
-    this.#waiting.delete(key)
+    this.#owners.forget(key)
     const inFlight = (this.#inFlightOf.get(key) ?? 0) > 0
     const stopping = releaseSchedule(this.#table, this.#ledger, key, heldSince, now, inFlight)
     this.#sources.delete(key)
@@ -291,13 +233,13 @@ export class PingSourcePlane {
       this.#stopTimer = setTimeout(() => this.#finishDue(), next - now + 10)
       this.#stopTimer.unref()
     }
-    this.#options.onWatermark?.()
+    this.#host.heartbeatSoon()
   }
 
   #schedule(): void {
     this.#applying = this.#applying
       .then(() => this.#reconcile())
-      .catch(error => this.#options.log('error', 'applying the contract failed', { error: String(error) }))
+      .catch(error => this.#host.log('error', 'applying the contract failed', { error: String(error) }))
   }
 
   async #reconcile(): Promise<void> {
@@ -312,72 +254,39 @@ export class PingSourcePlane {
       if (!record) continue // its spec has not been read yet: the resources record will call us again
       const running = this.#sources.get(key)
       if (running === undefined) fresh.push([key, record, placement.resourceVersion])
-      else if (running.version !== placement.resourceVersion) {
-        // A new version of a schedule it runs: nothing was missed, it goes on from where the table is.
-        this.#start(key, record, placement.resourceVersion, this.#table.firedThrough(key) ?? now, now)
-      }
+      else if (running.version !== placement.resourceVersion) this.#restart(key, record, placement, running, now)
     }
     if (fresh.length > 0) {
-      const upToDate = this.#heartbeatsRead && fresh.every(([key]) => this.#waiting.has(key))
-      this.#heartbeatsRead = false
-      if (!upToDate) {
-        // Read every heartbeat appended so far: the previous owners' last watermarks are among them, and a holder
-        // silent in them is silent on the broker, not only behind in this reader.
-        const timeoutMs = this.#options.livenessTimeoutMs
-        await this.#membersTailer.barrier([{ topic: this.#membersTopic }], { timeoutMs }).catch(error => {
-          this.#options.log('warn', 'reading the members topic up to date failed; using what was read', {
-            error: String(error)
-          })
-        })
-        if (!this.#running) return this.#pause()
-      }
+      await this.#owners.catchUp(fresh.map(([key]) => key))
+      if (!this.#running) return this.#pause()
       const at = this.#now()
       let started = 0
       for (const [key, record, version] of fresh) {
         const placement = this.#wanted.get(key)
         if (placement === undefined || this.#sources.has(key)) continue
-        const since = this.#sinceFor(key, record, placement, at)
+        const since = this.#owners.sinceFor(key, placement, this.#ledger.releasesOf(key), record.creationMs, at)
         if (since === undefined) continue
-        this.#waiting.delete(key)
         this.#start(key, record, version, since, at)
         started++
       }
       this.#memory.load(started)
-      this.#armWaitTimer(at)
+      this.#owners.armTimer(at)
     }
     if (this.#paused) this.#resume()
     this.#timer.start()
     this.#timer.rearm()
   }
 
-  // Through when the schedule was handled before it came here (undefined: wait, a previous owner may still fire
-  // it): where the newest holder that fired it stopped, else (never fired anywhere) just before its creation — a
-  // tick that fell while it was being placed is not lost.
-  #sinceFor(key: string, record: PingRecord, placement: ContractRecord, now: number): number | undefined {
-    const waitingSince = this.#waiting.get(key) ?? now
-    const self = {
-      id: this.#options.dispatcherId,
-      incarnation: this.#options.incarnation,
-      releases: this.#ledger.releasesOf(key)
-    }
-    const found = this.#book.resolve(key, holdersOf(self.id, placement), self, now - waitingSince >= HANDOVER_WAIT_MS)
-    if (found.kind === 'wait') {
-      this.#waiting.set(key, waitingSince)
-      return undefined
-    }
-    if (found.kind === 'since') return found.at
-    return Number.isFinite(record.creationMs) ? record.creationMs - 1 : now
-  }
-
-  // While schedules wait, look again when the first of them would stop waiting (heartbeats read also do).
-  #armWaitTimer(now: number): void {
-    clearTimeout(this.#waitTimer)
-    this.#waitTimer = undefined
-    if (this.#waiting.size === 0 || this.#closed) return
-    let first = Number.POSITIVE_INFINITY
-    for (const since of this.#waiting.values()) first = Math.min(first, since)
-    this.#waitTimer = setTimeout(() => this.#schedule(), Math.max(0, first + HANDOVER_WAIT_MS - now) + 10)
-    this.#waitTimer.unref()
+  /**
+   * A new version of a schedule it runs: nothing was missed, it goes on from where the table is — unless its
+   * sink did not resolve, then from its first tick not handled, fired again now that it may go somewhere.
+   */
+  #restart(key: string, record: PingRecord, placement: ContractRecord, running: Running, now: number): void {
+    const through = this.#table.firedThrough(key) ?? now
+    if (running.target.kind === 'resolved') return this.#start(key, record, placement.resourceVersion, through, now)
+    const since = this.#ledger.watermarkOf(key, through)
+    this.#ledger.forget(key)
+    this.#start(key, record, placement.resourceVersion, since, now)
   }
 
   #start(key: string, record: PingRecord, version: string, since: number, now: number): void {
@@ -409,25 +318,29 @@ export class PingSourcePlane {
     this.#fire(firing)
   }
 
-  #targetOf(key: string, record: PingRecord): DeliveryTarget | undefined {
+  #targetOf(key: string, record: PingRecord): PingTarget {
     if ('unresolved' in record.sink) {
       this.#warnOnce(
         `${key}@${record.offset}:sink`,
-        `${key}: spec.sink does not resolve, its ticks are dropped: ${record.sink.unresolved}`
+        `${key}: spec.sink does not resolve, its ticks wait until it does: ${record.sink.unresolved}`
       )
-      return undefined
+      return { kind: 'unresolved', message: record.sink.unresolved }
     }
-    return pingTargetOf(key, record.sink)
+    return { kind: 'resolved', target: pingTargetOf(key, record.sink) }
   }
 
   // Ticks are opened in the ledger at once (the table's `through` has passed them) and handed to the Deliverer
   // in slices across event-loop turns, so the first requests of a burst leave at once.
   #fire(firing: Firing): void {
     for (const key of firing.truncated) {
-      this.#options.log('warn', 'missed ticks beyond the late-tick limit were skipped', { source: key })
+      this.#host.log('warn', 'missed ticks beyond the late-tick limit were skipped', { source: key })
     }
     for (const tick of firing.ticks) {
-      if (this.#sources.get(tick.key)?.target !== undefined) this.#ledger.begin(tick.key, tick.at)
+      // A schedule whose sink does not resolve holds only its first tick open: enough to hold its watermark.
+      const target = this.#sources.get(tick.key)?.target
+      if (target?.kind === 'resolved' || this.#ledger.oldestOpen(tick.key) === undefined) {
+        this.#ledger.begin(tick.key, tick.at)
+      }
     }
     this.#feeder.push(firing.ticks)
   }
@@ -436,22 +349,22 @@ export class PingSourcePlane {
     const source = this.#sources.get(tick.key)
     // Moved away meanwhile: the tick stays open, its release is below it (its next owner fires it).
     if (source === undefined) return
-    if (source.target === undefined) {
-      // Its new version's sink does not resolve (warned): the tick is dropped, handled.
-      this.#ledger.end(tick.key, tick.at)
+    if (source.target.kind === 'unresolved') {
+      // Not handled: the tick stays open (fired again when the sink resolves), and the status says why.
+      this.#host.services.errors.note(tick.key, `the sink cannot be resolved: spec.sink: ${source.target.message}`)
       return
     }
     const event = source.builder.event(tick.at, tick.late)
     this.#inFlight++
     this.#inFlightOf.set(tick.key, (this.#inFlightOf.get(tick.key) ?? 0) + 1)
     const generation = this.#ledger.generation(tick.key)
-    void this.#options.deliverer.deliver(event, source.target, this.#abort.signal).then(outcome => {
+    void this.#host.services.deliverer.deliver(event, source.target.target, this.#abort.signal).then(outcome => {
       // An aborted tick stays open: the watermark stays below it, so it is fired again. A tick whose open entry
       // was forgotten since (fired again) is the new copy's to end.
       if (outcome.kind !== 'aborted' && this.#ledger.generation(tick.key) === generation) {
         this.#ledger.end(tick.key, tick.at)
         if (outcome.kind === 'dropped') {
-          this.#options.log('warn', 'a tick was dropped', {
+          this.#host.log('warn', 'a tick was dropped', {
             source: tick.key,
             tick: event.attributes.time,
             reason: outcome.reason
@@ -464,12 +377,12 @@ export class PingSourcePlane {
         this.#inFlightOf.delete(tick.key)
         if (this.#stopping.has(tick.key)) {
           this.#finish(tick.key, this.#now())
-          this.#options.onWatermark?.()
+          this.#host.heartbeatSoon()
         }
       }
       if (--this.#inFlight === 0) {
         for (const resolve of this.#drained.splice(0)) resolve()
-        this.#options.onWatermark?.()
+        this.#host.heartbeatSoon()
       }
     })
   }
@@ -509,32 +422,6 @@ export class PingSourcePlane {
   #warnOnce(id: string, message: string): void {
     if (this.#warned.has(id)) return
     this.#warned.add(id)
-    this.#options.log('warn', message)
+    this.#host.log('warn', message)
   }
-}
-
-/**
- * Starts the PingSource data plane of a running dispatcher, keeps it in step with the contract and fencing,
- * and puts its watermark into the dispatcher's heartbeats. Close it before the dispatcher.
- */
-export async function startPingSourcePlane(
-  dispatcher: RunningDispatcher,
-  options: Omit<PingSourcePlaneOptions, 'dispatcherId' | 'incarnation' | 'livenessTimeoutMs'>
-): Promise<PingSourcePlane> {
-  const plane = new PingSourcePlane({
-    onWatermark: () => dispatcher.heartbeatSoon(),
-    ...options,
-    dispatcherId: dispatcher.id,
-    incarnation: dispatcher.incarnation,
-    livenessTimeoutMs: dispatcher.livenessTimeoutMs
-  })
-  await plane.start()
-  const apply = () =>
-    plane.apply(dispatcher.contract, dispatcher.running, dispatcher.contractOffset, dispatcher.takeEndedHoldings())
-  dispatcher.on('contract', apply)
-  dispatcher.on('fenced', apply)
-  dispatcher.on('unfenced', apply)
-  dispatcher.reportWatermark(() => plane.watermark())
-  apply()
-  return plane
 }
