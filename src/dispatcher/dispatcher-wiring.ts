@@ -1,8 +1,10 @@
 import { DispatcherMetrics } from '../metrics/index.ts'
 import { startDataPlane } from './data-plane.ts'
 import type { DataPlane, DataPlaneOptions } from './data-plane.ts'
-import { DEFAULT_SCHEDULE_CAPACITY, startDispatcher } from './dispatcher.ts'
-import type { DispatcherOptions, RunningDispatcher } from './dispatcher.ts'
+import { DEFAULT_SCHEDULE_CAPACITY } from './dispatcher-options.ts'
+import type { DispatcherOptions } from './dispatcher-options.ts'
+import { startDispatcher } from './dispatcher.ts'
+import type { RunningDispatcher } from './dispatcher.ts'
 
 /** Everything a dispatcher process runs, from options: `shoal dispatcher`, `shoal up` and the e2e perf. */
 export interface DispatcherWiring {

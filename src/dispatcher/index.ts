@@ -1,12 +1,8 @@
 export { runDispatcherCommand, parseDispatcherArgs } from './dispatcher-command.ts'
-export { DEFAULT_SCHEDULE_CAPACITY, DISPATCHER_ID, startDispatcher } from './dispatcher.ts'
-export type {
-  ContractChange,
-  DispatcherEvents,
-  DispatcherOptions,
-  DispatcherStop,
-  RunningDispatcher
-} from './dispatcher.ts'
+export { startDispatcher } from './dispatcher.ts'
+export type { ContractChange, DispatcherEvents, DispatcherStop, RunningDispatcher } from './dispatcher.ts'
+export { DEFAULT_SCHEDULE_CAPACITY, DISPATCHER_ID } from './dispatcher-options.ts'
+export type { DispatcherOptions } from './dispatcher-options.ts'
 export type { DispatcherLog } from './log.ts'
 export { contractPartitionOf } from './contract-partition.ts'
 export { ContractState } from './contract-state.ts'
