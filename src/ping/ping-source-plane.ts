@@ -2,8 +2,7 @@ import type { DeliveryTarget } from '../delivery/index.ts'
 import type { PlaneContract, PlaneHost, SourcePlane } from '../plane/index.ts'
 import { isPingSource } from '../store/index.ts'
 import type { ContractRecord } from '../store/index.ts'
-import { RELEASE_DRAIN_MS, endedHoldings, finishRelease, heartbeatWatermark, releaseSchedule } from './hand-over.ts'
-import type { Stopping } from './hand-over.ts'
+import { endedHoldings, heartbeatWatermark, releaseSchedule } from './hand-over.ts'
 import { DEFAULT_LATE_POLICY, latePolicyOf } from './late-policy.ts'
 import type { LatePolicy } from './late-policy.ts'
 import { MemoryReleaser } from './memory-release.ts'
@@ -12,6 +11,7 @@ import { StringPool, pingRecordOf, pingTargetOf } from './ping-record.ts'
 import type { PingRecord } from './ping-record.ts'
 import { PreviousOwners } from './previous-owners.ts'
 import { ScheduleTable } from './schedule-table.ts'
+import { StoppingSchedules } from './stopping-schedules.ts'
 import type { Firing, ScheduleSpec, Tick } from './schedule-table.ts'
 import { TickFeeder } from './tick-feeder.ts'
 import { TickTimer } from './tick-timer.ts'
@@ -85,8 +85,7 @@ export class PingSourcePlane implements SourcePlane {
   #contractOffset = -1n
   // Deliveries in flight per schedule, and schedules that left while some were: released when they are answered.
   readonly #inFlightOf = new Map<string, number>()
-  readonly #stopping = new Map<string, Stopping>()
-  #stopTimer: NodeJS.Timeout | undefined
+  readonly #stopping: StoppingSchedules
   #running = false
   #paused = false
   #closed = false
@@ -100,6 +99,7 @@ export class PingSourcePlane implements SourcePlane {
     this.#table = new ScheduleTable(options.maxLateTicks === undefined ? {} : { maxLateTicks: options.maxLateTicks })
     this.#timer = new TickTimer({ table: this.#table, now: this.#now, onFiring: firing => this.#fire(firing) })
     this.#feeder = new TickFeeder({ handOut: tick => this.#deliver(tick) })
+    this.#stopping = new StoppingSchedules({ ledger: this.#ledger, now: this.#now, onDue: () => host.heartbeatSoon() })
     this.#memory = new MemoryReleaser({
       threshold: options.releaseMemoryAfter ?? DEFAULT_RELEASE_MEMORY_AFTER,
       canPause: () => {
@@ -148,7 +148,7 @@ export class PingSourcePlane implements SourcePlane {
     const gone = endedHoldings(this.#wanted, wanted, ended)
     for (const { key, heldSince } of gone) this.#release(key, heldSince, now)
     // Back before its ticks in flight were answered: released now, so that its own release answers for it.
-    for (const key of wanted.keys()) if (this.#stopping.has(key)) this.#finish(key, now)
+    for (const key of wanted.keys()) if (this.#stopping.has(key)) this.#stopping.finish(key, now)
     if (gone.length > 0) this.#host.heartbeatSoon()
     this.#wanted = wanted
     this.#contractOffset = contractOffset
@@ -165,7 +165,14 @@ export class PingSourcePlane implements SourcePlane {
   watermark(): ScheduleWatermark {
     const pending: string[] = []
     for (const key of this.#wanted.keys()) if (!this.#sources.has(key)) pending.push(key)
-    return heartbeatWatermark(this.#table, this.#ledger, pending, this.#contractOffset, this.#now(), this.#stopping)
+    return heartbeatWatermark(
+      this.#table,
+      this.#ledger,
+      pending,
+      this.#contractOffset,
+      this.#now(),
+      this.#stopping.entries
+    )
   }
 
   /** Schedules running, and ticks out but not handled. */
@@ -195,8 +202,7 @@ export class PingSourcePlane implements SourcePlane {
     this.#feeder.clear()
     this.#abort.abort()
     await this.#settled()
-    clearTimeout(this.#stopTimer)
-    for (const key of [...this.#stopping.keys()]) this.#finish(key, this.#now())
+    this.#stopping.finishAll()
     await this.#owners.close()
   }
 
@@ -205,35 +211,7 @@ export class PingSourcePlane implements SourcePlane {
     const inFlight = (this.#inFlightOf.get(key) ?? 0) > 0
     const stopping = releaseSchedule(this.#table, this.#ledger, key, heldSince, now, inFlight)
     this.#sources.delete(key)
-    if (stopping === undefined) return
-    this.#stopping.set(key, stopping)
-    if (this.#stopTimer === undefined) {
-      this.#stopTimer = setTimeout(() => this.#finishDue(), RELEASE_DRAIN_MS + 10)
-      this.#stopTimer.unref()
-    }
-  }
-
-  #finish(key: string, now: number): void {
-    const stopping = this.#stopping.get(key)
-    if (stopping === undefined) return
-    this.#stopping.delete(key)
-    finishRelease(this.#ledger, key, stopping, now)
-  }
-
-  // Schedules stopping past their drain time are released below their ticks still in flight.
-  #finishDue(): void {
-    this.#stopTimer = undefined
-    const now = this.#now()
-    let next = Number.POSITIVE_INFINITY
-    for (const [key, stopping] of this.#stopping) {
-      if (stopping.until <= now) this.#finish(key, now)
-      else next = Math.min(next, stopping.until)
-    }
-    if (Number.isFinite(next)) {
-      this.#stopTimer = setTimeout(() => this.#finishDue(), next - now + 10)
-      this.#stopTimer.unref()
-    }
-    this.#host.heartbeatSoon()
+    if (stopping !== undefined) this.#stopping.add(key, stopping)
   }
 
   #schedule(): void {
@@ -376,7 +354,7 @@ export class PingSourcePlane implements SourcePlane {
       else {
         this.#inFlightOf.delete(tick.key)
         if (this.#stopping.has(tick.key)) {
-          this.#finish(tick.key, this.#now())
+          this.#stopping.finish(tick.key, this.#now())
           this.#host.heartbeatSoon()
         }
       }
