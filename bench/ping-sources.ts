@@ -23,9 +23,9 @@ import { DEFAULT_SERVICE_URL_TEMPLATE } from '../src/api/index.ts'
 import { Deliverer } from '../src/delivery/index.ts'
 import type { DeliveryTarget } from '../src/delivery/index.ts'
 import { ContractState } from '../src/dispatcher/contract-state.ts'
-import { MemoryReleaser } from '../src/dispatcher/memory-release.ts'
-import type { MemoryRelease } from '../src/dispatcher/memory-release.ts'
-import { DEFAULT_RELEASE_MEMORY_AFTER } from '../src/dispatcher/ping-source-plane.ts'
+import { MemoryReleaser } from '../src/ping/memory-release.ts'
+import type { MemoryRelease } from '../src/ping/memory-release.ts'
+import { DEFAULT_RELEASE_MEMORY_AFTER } from '../src/ping/index.ts'
 import {
   DEFAULT_TICK_SLICE,
   PingEventBuilder,

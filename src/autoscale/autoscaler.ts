@@ -5,6 +5,7 @@ import { decide, initialState } from './decide.ts'
 import type { ScaleReason, ScaleState } from './decide.ts'
 import { LagReader } from '../lag/index.ts'
 import type { LagQuery, LagReading } from '../lag/index.ts'
+import type { Log } from '../log/index.ts'
 
 /** A KafkaSource as the autoscaler needs it. */
 export interface AutoscaleTarget {
@@ -52,7 +53,7 @@ export interface AutoscalerOptions {
   readonly recordedScale: (key: string) => number | undefined
   /** Called when a source's scale changes: the scheduler places it again. */
   readonly onScale: (key: string) => void
-  readonly log: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void
+  readonly log: Log
   readonly reader?: Pick<LagReader, 'read' | 'close'>
   readonly clock?: () => number
 }

@@ -4,15 +4,11 @@ import { Producer } from '@platformatic/kafka'
 import { readFile, readdir } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { apiVersionOf, kindByApiVersion, parseManifests, validateResource } from '../api/index.ts'
-import { createLogger, startController } from '../controller/index.ts'
+import { startController } from '../controller/index.ts'
+import { createLogger } from '../log/index.ts'
 import type { RunningController } from '../controller/index.ts'
-import {
-  DEFAULT_SCHEDULE_CAPACITY,
-  startDispatcher,
-  startKafkaSourcePlane,
-  startPingSourcePlane
-} from '../dispatcher/index.ts'
-import type { KafkaSourcePlane, PingSourcePlane, RunningDispatcher } from '../dispatcher/index.ts'
+import { DEFAULT_SCHEDULE_CAPACITY, startWiredDispatcher } from '../dispatcher/index.ts'
+import type { WiredDispatcher } from '../dispatcher/index.ts'
 import { ensureTopics, parseBootstrap, startEmbeddedKafka, KAFKA_VERSION } from '../kafka/index.ts'
 import type { EmbeddedKafka } from '../kafka/index.ts'
 import { PoolSupervisor, parsePoolBounds, parsePoolStabilization, parseZones, spawnDispatcher } from '../pool/index.ts'
@@ -41,179 +37,88 @@ const DEMO_CONSUMERS = 12
 
 const examplesDir = fileURLToPath(new URL('../../examples/', import.meta.url))
 
-/** `shoal up`: the embedded default, all in one process tree, until Ctrl-C. */
-export async function runUp(argv: readonly string[]): Promise<number> {
-  let values
+type UpFlags = ReturnType<typeof parseUpFlags>
+
+function parseUpFlags(argv: readonly string[]) {
+  return parseArgs({
+    args: [...argv],
+    options: {
+      kafka: { type: 'string' },
+      port: { type: 'string', default: '8080' },
+      'kafka-port': { type: 'string', default: '9092' },
+      'data-dir': { type: 'string' },
+      'no-demo': { type: 'boolean', default: false },
+      prefix: { type: 'string' },
+      dispatchers: { type: 'string' },
+      zones: { type: 'string' },
+      'dispatcher-capacity': { type: 'string' },
+      'pool-stabilization': { type: 'string' },
+      help: { type: 'boolean', short: 'h' }
+    },
+    strict: true,
+    allowPositionals: false
+  }).values
+}
+
+/** What `shoal up` runs, from its flags. */
+interface UpOptions {
+  readonly flags: UpFlags
+  readonly port: number
+  readonly kafkaPort: number
+  readonly pool: UpPool | undefined
+}
+
+/** The options, or the exit code when the flags say to stop here (help, or a wrong flag). */
+function upOptionsOf(argv: readonly string[]): UpOptions | number {
+  let flags: UpFlags
   try {
-    ;({ values } = parseArgs({
-      args: [...argv],
-      options: {
-        kafka: { type: 'string' },
-        port: { type: 'string', default: '8080' },
-        'kafka-port': { type: 'string', default: '9092' },
-        'data-dir': { type: 'string' },
-        'no-demo': { type: 'boolean', default: false },
-        prefix: { type: 'string' },
-        dispatchers: { type: 'string' },
-        zones: { type: 'string' },
-        'dispatcher-capacity': { type: 'string' },
-        'pool-stabilization': { type: 'string' },
-        help: { type: 'boolean', short: 'h' }
-      },
-      strict: true,
-      allowPositionals: false
-    }))
+    flags = parseUpFlags(argv)
   } catch (error) {
     process.stderr.write(`shoal up: ${(error as Error).message}\n${usage}\n`)
     return 2
   }
-  if (values.help) {
+  if (flags.help) {
     process.stdout.write(`${usage}\n`)
     return 0
   }
-  const port = portArg('--port', values.port)
-  const kafkaPort = portArg('--kafka-port', values['kafka-port'])
+  const port = portArg('--port', flags.port)
+  const kafkaPort = portArg('--kafka-port', flags['kafka-port'])
   if (port === undefined || kafkaPort === undefined) return 2
-  let pool: UpPool | undefined
   try {
-    pool = upPool(values)
+    return { flags, port, kafkaPort, pool: upPool(flags) }
   } catch (error) {
     process.stderr.write(`shoal up: ${(error as Error).message}\n`)
     return 2
   }
-  const prefix = values.prefix
-  const given = values.kafka ?? process.env['KAFKA_BOOTSTRAP_SERVERS']
-  const out = (line: string) => process.stdout.write(`${line}\n`)
+}
 
+/** What runs while `shoal up` is up; stopped in reverse. */
+interface UpStack {
+  kafka?: EmbeddedKafka
+  brokers: readonly string[]
+  controller?: RunningController
+  dispatchers: WiredDispatcher[]
+  display?: { url: string; server: Server }
+  trickle?: { stop(): Promise<void> }
+  supervisor?: PoolSupervisor
+}
+
+const out = (line: string) => process.stdout.write(`${line}\n`)
+
+/** `shoal up`: the embedded default, all in one process tree, until Ctrl-C. */
+export async function runUp(argv: readonly string[]): Promise<number> {
+  const options = upOptionsOf(argv)
+  if (typeof options === 'number') return options
   const stopping = new AbortController()
   const onSignal = () => stopping.abort()
   process.once('SIGINT', onSignal)
   process.once('SIGTERM', onSignal)
-  let kafka: EmbeddedKafka | undefined
-  let controller: RunningController | undefined
-  const dispatchers: RunningDispatcher[] = []
-  const planes: KafkaSourcePlane[] = []
-  const pingPlanes: PingSourcePlane[] = []
-  let display: { url: string; server: Server } | undefined
-  let trickle: { stop(): Promise<void> } | undefined
-  let supervisor: PoolSupervisor | undefined
+  const stack: UpStack = { brokers: [], dispatchers: [] }
   try {
-    let brokers: string[]
-    if (given) {
-      brokers = parseBootstrap(given)
-      out(`Using Kafka at ${brokers.join(',')}`)
-    } else {
-      out(`Starting the embedded Kafka ${KAFKA_VERSION} …`)
-      kafka = await startEmbeddedKafka({
-        port: kafkaPort,
-        ...(values['data-dir'] === undefined ? {} : { dataDir: values['data-dir'] }),
-        onProgress: line => out(`  ${line}`),
-        signal: stopping.signal
-      })
-      brokers = [...kafka.bootstrapBrokers]
-    }
-    // The event display stands in for every Service a sink names, so the demo's events are seen right here.
-    display = await startEventDisplay({ port: 8081, write: text => out(text) }).catch(() =>
-      startEventDisplay({ port: 0, write: text => out(text) })
-    )
-    const serviceUrlTemplate = `${display.url}{namespace}/{name}`
-    controller = await startController({
-      brokers,
-      port,
-      serviceUrlTemplate,
-      logger: createLogger('shoal-controller', process.env['SHOAL_LOG_LEVEL'] ?? 'warn'),
-      ...(prefix === undefined ? {} : { prefix }),
-      ...(pool === undefined
-        ? {}
-        : {
-            pool: {
-              bounds: pool.bounds,
-              capacity: { consumer: pool.capacity, schedule: DEFAULT_SCHEDULE_CAPACITY },
-              ...(pool.stabilizationMs === undefined ? {} : { stabilizationMs: pool.stabilizationMs })
-            }
-          })
-    })
-    if (pool !== undefined) {
-      const { capacity } = pool
-      const poolUrl = `${controller.url}/shoal/v1/pool`
-      supervisor = new PoolSupervisor({
-        bounds: pool.bounds,
-        zones: pool.zones,
-        decision: async () => {
-          const response = await fetch(poolUrl, { signal: AbortSignal.timeout(5_000) })
-          if (!response.ok) throw new Error(`${poolUrl}: ${response.status}`)
-          return (await response.json()) as PoolDecision
-        },
-        start: (id, _ordinal, zone) =>
-          spawnDispatcher({
-            brokers,
-            id,
-            zone,
-            node: `node-${zone}`,
-            capacity,
-            ...(prefix === undefined ? {} : { prefix }),
-            env: { SHOAL_SERVICE_URL_TEMPLATE: serviceUrlTemplate },
-            onStderr: text => process.stderr.write(text)
-          }),
-        log: line => out(`pool: ${line}`)
-      })
-      supervisor.start()
-    }
-    for (const [i, zone] of (pool === undefined ? DEMO_ZONES : []).entries()) {
-      const dispatcher = await startDispatcher({
-        brokers,
-        id: `dispatcher-${i}`,
-        zone,
-        node: `node-${zone}`,
-        capacity: DEMO_CAPACITY
-      })
-      dispatchers.push(dispatcher)
-      const plane = await startKafkaSourcePlane(dispatcher, {
-        brokers,
-        serviceUrlTemplate,
-        log: quiet
-      })
-      planes.push(plane)
-      // One Deliverer per dispatcher, shared by both planes.
-      pingPlanes.push(
-        await startPingSourcePlane(dispatcher, { brokers, serviceUrlTemplate, deliverer: plane.deliverer, log: quiet })
-      )
-    }
-    const applied = values['no-demo'] ? [] : await applyDemo(controller, brokers)
-    if (!values['no-demo']) trickle = startTrickle(brokers)
-    out('')
-    out('Shoal is up.')
-    out(
-      `  Kafka        ${brokers.join(',')}${kafka ? ` (embedded Kafka ${kafka.version}, data in ${kafka.dataDir})` : ''}`
-    )
-    out(`  API          ${controller.url}`)
-    out(`  dashboard    ${controller.url}/ui   (zones, dispatchers, placements, lag and throughput, live)`)
-    out(`  metrics      ${controller.url}/metrics (Prometheus; deploy/grafana/shoal.json is a dashboard for it)`)
-    out(`  sink         ${display.url} (event display: every Service a sink names resolves here; events print below)`)
-    if (pool === undefined)
-      out(
-        `  dispatchers  ${dispatchers.map(d => `${d.id} (zone ${d.zone})`).join(', ')}, ${DEMO_CAPACITY} consumer slots each`
-      )
-    else
-      out(
-        `  dispatchers  a pool of ${pool.bounds.min}..${pool.bounds.max} processes over zones ${pool.zones.join(',')}, ${pool.capacity} consumer slots each (${controller.url}/shoal/v1/pool says why)`
-      )
-    for (const line of applied) out(`  demo         ${line}`)
-    out('')
-    out('Next, in another terminal:')
-    out(`  export SHOAL_SERVER=${controller.url}`)
-    out('  shoal get kafkasources,pingsources -A      # what runs, and whether it is Ready')
-    out('  shoal get dispatchers                      # the pool: zones, capacity, load')
-    out('  shoal apply -f examples/ping-source.yaml   # create or change a source')
-    out('  shoal describe kafkasource demo            # its spec, status and conditions')
-    out(
-      '  shoal cordon dispatcher-2                  # watch its 4 consumers move on the dashboard; uncordon undoes it'
-    )
-    out(
-      `  shoal perf produce --topic shoal-demo --num-records 200000 --record-size 200 --throughput 5000 --bootstrap-server ${brokers.join(',')}`
-    )
-    out('                                             # load: lag and throughput rise on the dashboard')
-    out('Press Ctrl-C to stop.')
+    const started = await startStack(stack, options, stopping.signal)
+    const applied = options.flags['no-demo'] ? [] : await applyDemo(started.controller, stack.brokers)
+    if (!options.flags['no-demo']) stack.trickle = startTrickle(stack.brokers)
+    printUp(stack, started, options.pool, applied)
     if (!stopping.signal.aborted)
       await new Promise(resolve => stopping.signal.addEventListener('abort', resolve, { once: true }))
     out('Stopping …')
@@ -225,15 +130,150 @@ export async function runUp(argv: readonly string[]): Promise<number> {
   } finally {
     process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)
-    await trickle?.stop()
-    await supervisor?.stop()
-    await Promise.all(pingPlanes.map(p => p.close().catch(() => undefined)))
-    await Promise.all(planes.map(p => p.close().catch(() => undefined)))
-    await Promise.all(dispatchers.map(d => d.close().catch(() => undefined)))
-    await controller?.close().catch(() => undefined)
-    await kafka?.stop().catch(() => undefined)
-    display?.server.close()
+    await stack.trickle?.stop()
+    await stack.supervisor?.stop()
+    await Promise.all(stack.dispatchers.map(d => d.close().catch(() => undefined)))
+    await stack.controller?.close().catch(() => undefined)
+    await stack.kafka?.stop().catch(() => undefined)
+    stack.display?.server.close()
   }
+}
+
+/** Kafka, the event display, the controller, and the dispatchers: in process, or a pool of processes. */
+async function startStack(stack: UpStack, options: UpOptions, signal: AbortSignal): Promise<Started> {
+  const { flags, pool } = options
+  const prefix = flags.prefix
+  const given = flags.kafka ?? process.env['KAFKA_BOOTSTRAP_SERVERS']
+  if (given) {
+    stack.brokers = parseBootstrap(given)
+    out(`Using Kafka at ${stack.brokers.join(',')}`)
+  } else {
+    out(`Starting the embedded Kafka ${KAFKA_VERSION} …`)
+    stack.kafka = await startEmbeddedKafka({
+      port: options.kafkaPort,
+      ...(flags['data-dir'] === undefined ? {} : { dataDir: flags['data-dir'] }),
+      onProgress: line => out(`  ${line}`),
+      signal
+    })
+    stack.brokers = [...stack.kafka.bootstrapBrokers]
+  }
+  const brokers = stack.brokers
+  // The event display stands in for every Service a sink names, so the demo's events are seen right here.
+  const display = await startEventDisplay({ port: 8081, write: text => out(text) }).catch(() =>
+    startEventDisplay({ port: 0, write: text => out(text) })
+  )
+  stack.display = display
+  const serviceUrlTemplate = `${display.url}{namespace}/{name}`
+  const controller = await startController({
+    brokers,
+    port: options.port,
+    serviceUrlTemplate,
+    logger: createLogger('shoal-controller', process.env['SHOAL_LOG_LEVEL'] ?? 'warn'),
+    ...(prefix === undefined ? {} : { prefix }),
+    ...(pool === undefined
+      ? {}
+      : {
+          pool: {
+            bounds: pool.bounds,
+            capacity: { consumer: pool.capacity, schedule: DEFAULT_SCHEDULE_CAPACITY },
+            ...(pool.stabilizationMs === undefined ? {} : { stabilizationMs: pool.stabilizationMs })
+          }
+        })
+  })
+  stack.controller = controller
+  if (pool !== undefined) {
+    stack.supervisor = startPool(pool, controller, brokers, prefix, serviceUrlTemplate)
+    return { controller, displayUrl: display.url }
+  }
+  for (const [i, zone] of DEMO_ZONES.entries()) {
+    stack.dispatchers.push(
+      await startWiredDispatcher({
+        dispatcher: { brokers, id: `dispatcher-${i}`, zone, node: `node-${zone}`, capacity: DEMO_CAPACITY },
+        planes: { serviceUrlTemplate, log: quiet }
+      })
+    )
+  }
+  return { controller, displayUrl: display.url }
+}
+
+/** What the banner and the demo need of a started stack. */
+interface Started {
+  readonly controller: RunningController
+  readonly displayUrl: string
+}
+
+/** An elastic pool of `shoal dispatcher` processes, sized by the controller's pool decision. */
+function startPool(
+  pool: UpPool,
+  controller: RunningController,
+  brokers: readonly string[],
+  prefix: string | undefined,
+  serviceUrlTemplate: string
+): PoolSupervisor {
+  const { capacity } = pool
+  const poolUrl = `${controller.url}/shoal/v1/pool`
+  const supervisor = new PoolSupervisor({
+    bounds: pool.bounds,
+    zones: pool.zones,
+    decision: async () => {
+      const response = await fetch(poolUrl, { signal: AbortSignal.timeout(5_000) })
+      if (!response.ok) throw new Error(`${poolUrl}: ${response.status}`)
+      return (await response.json()) as PoolDecision
+    },
+    start: (id, _ordinal, zone) =>
+      spawnDispatcher({
+        brokers,
+        id,
+        zone,
+        node: `node-${zone}`,
+        capacity,
+        ...(prefix === undefined ? {} : { prefix }),
+        env: { SHOAL_SERVICE_URL_TEMPLATE: serviceUrlTemplate },
+        onStderr: text => process.stderr.write(text)
+      }),
+    log: line => out(`pool: ${line}`)
+  })
+  supervisor.start()
+  return supervisor
+}
+
+/** What is up, where, and what to try next. */
+function printUp(stack: UpStack, started: Started, pool: UpPool | undefined, applied: readonly string[]): void {
+  const { kafka, brokers } = stack
+  const { controller } = started
+  out('')
+  out('Shoal is up.')
+  out(
+    `  Kafka        ${brokers.join(',')}${kafka ? ` (embedded Kafka ${kafka.version}, data in ${kafka.dataDir})` : ''}`
+  )
+  out(`  API          ${controller.url}`)
+  out(`  dashboard    ${controller.url}/ui   (zones, dispatchers, placements, lag and throughput, live)`)
+  out(`  metrics      ${controller.url}/metrics (Prometheus; deploy/grafana/shoal.json is a dashboard for it)`)
+  out(
+    `  sink         ${started.displayUrl} (event display: every Service a sink names resolves here; events print below)`
+  )
+  if (pool === undefined)
+    out(
+      `  dispatchers  ${stack.dispatchers.map(({ dispatcher: d }) => `${d.id} (zone ${d.zone})`).join(', ')}, ${DEMO_CAPACITY} consumer slots each`
+    )
+  else
+    out(
+      `  dispatchers  a pool of ${pool.bounds.min}..${pool.bounds.max} processes over zones ${pool.zones.join(',')}, ${pool.capacity} consumer slots each (${controller.url}/shoal/v1/pool says why)`
+    )
+  for (const line of applied) out(`  demo         ${line}`)
+  out('')
+  out('Next, in another terminal:')
+  out(`  export SHOAL_SERVER=${controller.url}`)
+  out('  shoal get kafkasources,pingsources -A      # what runs, and whether it is Ready')
+  out('  shoal get dispatchers                      # the pool: zones, capacity, load')
+  out('  shoal apply -f examples/ping-source.yaml   # create or change a source')
+  out('  shoal describe kafkasource demo            # its spec, status and conditions')
+  out('  shoal cordon dispatcher-2                  # watch its 4 consumers move on the dashboard; uncordon undoes it')
+  out(
+    `  shoal perf produce --topic shoal-demo --num-records 200000 --record-size 200 --throughput 5000 --bootstrap-server ${brokers.join(',')}`
+  )
+  out('                                             # load: lag and throughput rise on the dashboard')
+  out('Press Ctrl-C to stop.')
 }
 
 /** A producer that puts a small JSON order on the demo topic every two seconds, for the demo source to deliver. */

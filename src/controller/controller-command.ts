@@ -8,7 +8,7 @@ import type { ControllerSecurity } from '../auth/index.ts'
 import { loadSecretKey } from '../secrets/index.ts'
 import { startController } from './controller.ts'
 import type { ControllerOptions } from './controller.ts'
-import { createLogger } from './logger.ts'
+import { createLogger } from '../log/index.ts'
 
 const usage = `usage: shoal controller --kafka HOST:PORT[,HOST:PORT…] [--port 8080] [--host 127.0.0.1]
                         [--prefix shoal] [--buckets 16] [--id NAME] [--service-url-template URL]

@@ -12,7 +12,7 @@ import type { SecretKey } from '../secrets/index.ts'
 import { ApiServer } from '../server/index.ts'
 import { ResourceStore, isKafkaSource, isSource } from '../store/index.ts'
 import type { StoredObject } from '../store/index.ts'
-import type { Logger } from './logger.ts'
+import type { Logger } from '../log/index.ts'
 import { isDispatcherKind, presentDispatcher, presentSource } from './presentation.ts'
 import type { LiveDispatcher } from './presentation.ts'
 import { DeliveryErrors } from './delivery-errors.ts'
@@ -23,6 +23,7 @@ import { MAX_POOL_SIZE, StatefulSetScaler } from '../pool/index.ts'
 import type { StatefulSetScalerOptions } from '../pool/index.ts'
 import { sourceOffsets } from './source-operations.ts'
 import { SourceReconciler } from '../reconciler/index.ts'
+import type { Log } from '../log/index.ts'
 
 export interface ControllerOptions {
   readonly brokers: readonly string[]
@@ -58,8 +59,6 @@ export interface RunningController {
   readonly store: ResourceStore
   close(): Promise<void>
 }
-
-type Log = (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void
 
 /**
  * What the API server shows comes from parts started after it (the members follower, the delivery errors, the

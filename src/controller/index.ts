@@ -1,5 +1,3 @@
 export { runControllerCommand } from './controller-command.ts'
 export { startController } from './controller.ts'
 export type { ControllerOptions, RunningController } from './controller.ts'
-export { createLogger } from './logger.ts'
-export type { Logger } from './logger.ts'

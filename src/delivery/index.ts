@@ -1,6 +1,6 @@
 export { MAX_TIMER_MS, backoffDelay, backoffSchedule } from './backoff.ts'
 export type { BackoffPolicy } from './backoff.ts'
-export { CONTEXT_ATTRIBUTES } from './cloud-event.ts'
+export { ATTRIBUTE_NAME, CONTEXT_ATTRIBUTES, TRACE_EXTENSIONS } from './cloud-event.ts'
 export type { CloudEvent, CloudEventAttributes } from './cloud-event.ts'
 export { ERROR_DATA_LIMIT, deadLetterEvent } from './dead-letter.ts'
 export type { DeliveryFailure } from './dead-letter.ts'
@@ -20,15 +20,6 @@ export type { DeliveryOutcome } from './delivery-outcome.ts'
 export { DELIVERY_DEFAULTS, deliveryTargetFor, resolveDeliveryPolicy } from './delivery-policy.ts'
 export type { DeliveryPolicy, DeliveryTarget, SinkEndpoint, TargetResolution } from './delivery-policy.ts'
 export { binaryHeaders, percentEncode } from './http-binary.ts'
-export type { HeaderBytes, KafkaHeaders, KafkaRecord } from './kafka-record.ts'
-export {
-  KAFKA_EVENT_TYPE,
-  KAFKA_HEADER_PREFIX,
-  headerExtensionName,
-  kafkaEventSource,
-  recordToEvent
-} from './record-to-event.ts'
-export type { MappingMode, MappingOptions, MappingResult, SourceRef } from './record-to-event.ts'
 export { classifyStatus, statusClass } from './retriable.ts'
 export type { StatusVerdict } from './retriable.ts'
 export { honoursRetryAfter, parseRetryAfter, retryWait } from './retry-after.ts'

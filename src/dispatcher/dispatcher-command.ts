@@ -4,21 +4,22 @@ import { DEFAULT_SERVICE_URL_TEMPLATE } from '../api/index.ts'
 import { DELIVERER_DEFAULTS, SinkPolicy, parseCidrList } from '../delivery/index.ts'
 import { ErrorCodes, ShoalError, isShoalError } from '../errors/index.ts'
 import { parseBootstrap } from '../kafka/index.ts'
-import { DEFAULT_MAX_SOURCE_LABELS, DispatcherMetrics, startMetricsServer } from '../metrics/index.ts'
+import { DEFAULT_MAX_SOURCE_LABELS, startMetricsServer } from '../metrics/index.ts'
 import type { MetricsServer } from '../metrics/index.ts'
+import { DEFAULT_LATE_POLICY, DEFAULT_RELEASE_MEMORY_AFTER, isLatePolicy } from '../ping/index.ts'
+import type { LatePolicy } from '../ping/index.ts'
 import { loadSecretKey } from '../secrets/index.ts'
 import type { SecretKey } from '../secrets/index.ts'
 import { storeNames } from '../store/index.ts'
-import { DEFAULT_SCHEDULE_CAPACITY, DISPATCHER_ID, startDispatcher } from './dispatcher.ts'
-import type { DispatcherOptions } from './dispatcher.ts'
-import type { DispatcherLog } from './log.ts'
 import { notADuration, parseDuration } from '../util/index.ts'
+import { DEFAULT_SCHEDULE_CAPACITY, DISPATCHER_ID } from './dispatcher-options.ts'
+import type { DispatcherOptions } from './dispatcher-options.ts'
+import type { DispatcherStop } from './dispatcher.ts'
+import { startWiredDispatcher } from './dispatcher-wiring.ts'
+import type { DispatcherWiring, WiredDispatcher } from './dispatcher-wiring.ts'
 import { dispatcherDefaultsFromEnv } from './env-defaults.ts'
-import { startKafkaSourcePlane } from './kafka-source-plane.ts'
-import { DEFAULT_RELEASE_MEMORY_AFTER, startPingSourcePlane } from './ping-source-plane.ts'
-import { DEFAULT_LATE_POLICY, isLatePolicy } from '../ping/index.ts'
-import type { LatePolicy } from '../ping/index.ts'
 import { DEFAULT_LIVENESS_TIMEOUT_MS, checkLivenessTimeout } from './liveness.ts'
+import type { Log } from '../log/index.ts'
 
 const usage = `usage: shoal dispatcher --kafka HOST:PORT[,HOST:PORT…] --id dispatcher-N --zone Z --node X --capacity C
                         [--schedule-capacity ${DEFAULT_SCHEDULE_CAPACITY}] [--prefix shoal] [--liveness-timeout ${DEFAULT_LIVENESS_TIMEOUT_MS / 1000}s] [--buckets 16]
@@ -76,83 +77,13 @@ export async function runDispatcherCommand(argv: readonly string[]): Promise<num
     },
     pino.destination(2)
   )
-  const log: DispatcherLog = (level, message, fields) => logger[level](fields ?? {}, message)
+  const log: Log = (level, message, fields) => logger[level](fields ?? {}, message)
   const interrupted = new AbortController()
   const onSignal = () => interrupted.abort()
   process.once('SIGINT', onSignal)
   process.once('SIGTERM', onSignal)
-  let server: MetricsServer | undefined
   try {
-    const dispatcher = await startDispatcher({ ...options, log, signal: interrupted.signal })
-    let metrics: DispatcherMetrics | undefined
-    if (options.metricsPort !== undefined) {
-      metrics = new DispatcherMetrics({
-        dispatcher,
-        capacity: { consumer: options.capacity, schedule: options.scheduleCapacity ?? DEFAULT_SCHEDULE_CAPACITY },
-        ...(options.metricsSourceLabels === undefined ? {} : { maxSourceLabels: options.metricsSourceLabels }),
-        processMetrics: true
-      })
-      const serving = metrics
-      server = await startMetricsServer({ metrics, port: options.metricsPort, health: () => serving.health() }).catch(
-        async error => {
-          await dispatcher.close()
-          throw error
-        }
-      )
-    }
-    const plane = await startKafkaSourcePlane(dispatcher, {
-      brokers: options.brokers,
-      ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
-      serviceUrlTemplate: process.env['SHOAL_SERVICE_URL_TEMPLATE'] ?? DEFAULT_SERVICE_URL_TEMPLATE,
-      ...(metrics === undefined ? {} : { observer: metrics.observer }),
-      ...(options.maxConnectionsPerOrigin === undefined
-        ? {}
-        : { maxConnectionsPerOrigin: options.maxConnectionsPerOrigin }),
-      ...(options.forbiddenSinkCidrs === undefined
-        ? {}
-        : { sinkPolicy: new SinkPolicy({ forbiddenCidrs: options.forbiddenSinkCidrs }) }),
-      ...(options.secretKey === undefined ? {} : { secretKey: options.secretKey }),
-      log
-    })
-    metrics?.track(plane)
-    const pings = await startPingSourcePlane(dispatcher, {
-      brokers: options.brokers,
-      ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
-      serviceUrlTemplate: process.env['SHOAL_SERVICE_URL_TEMPLATE'] ?? DEFAULT_SERVICE_URL_TEMPLATE,
-      deliverer: plane.deliverer,
-      ...(options.pingLateTicks === undefined ? {} : { latePolicy: options.pingLateTicks }),
-      ...(options.releaseMemoryAfter === undefined ? {} : { releaseMemoryAfter: options.releaseMemoryAfter }),
-      log
-    })
-    process.stdout.write(
-      `Shoal dispatcher ${dispatcher.id} (zone ${dispatcher.zone}, node ${dispatcher.node}) up` +
-        `${server === undefined ? '' : `, metrics at ${server.url}/metrics`}\n`
-    )
-    const signalled = new Promise<'signal'>(resolve => {
-      if (interrupted.signal.aborted) resolve('signal')
-      interrupted.signal.addEventListener('abort', () => resolve('signal'), { once: true })
-    })
-    const outcome = await Promise.race([signalled, dispatcher.stopped])
-    // Drain and commit, then leave; a shutdown that hangs past its deadline exits anyway (at least once holds:
-    // what was not committed is delivered again by the next owner).
-    const deadline = setTimeout(() => {
-      log('error', 'shutdown did not finish in time; exiting', { deadlineMs: SHUTDOWN_DEADLINE_MS })
-      process.exit(1)
-    }, SHUTDOWN_DEADLINE_MS)
-    deadline.unref()
-    process.once('SIGINT', () => process.exit(1))
-    process.once('SIGTERM', () => process.exit(1))
-    await pings.close()
-    await plane.close()
-    await dispatcher.close()
-    clearTimeout(deadline)
-    if (outcome !== 'signal' && outcome.kind === 'superseded') {
-      process.stderr.write(
-        `shoal dispatcher: another process started as ${dispatcher.id} (incarnation ${outcome.by} > ${outcome.incarnation}); stopped\n`
-      )
-      return 1
-    }
-    return 0
+    return await serve(options, log, interrupted.signal)
   } catch (error) {
     if (interrupted.signal.aborted) return 0
     process.stderr.write(
@@ -162,48 +93,147 @@ export async function runDispatcherCommand(argv: readonly string[]): Promise<num
   } finally {
     process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)
+  }
+}
+
+/** What the command runs, from its flags: the dispatcher, its planes, and its metrics when a port is given. */
+function dispatcherWiringOf(
+  options: DispatcherArgs,
+  log: Log,
+  env: Readonly<Record<string, string | undefined>>,
+  signal?: AbortSignal
+): DispatcherWiring {
+  const {
+    metricsPort,
+    metricsSourceLabels,
+    maxConnectionsPerOrigin,
+    forbiddenSinkCidrs,
+    pingLateTicks,
+    releaseMemoryAfter,
+    secretKey,
+    ...dispatcher
+  } = options
+  return {
+    dispatcher: { ...dispatcher, log, ...(signal === undefined ? {} : { signal }) },
+    planes: {
+      serviceUrlTemplate: env['SHOAL_SERVICE_URL_TEMPLATE'] ?? DEFAULT_SERVICE_URL_TEMPLATE,
+      log,
+      ...(maxConnectionsPerOrigin === undefined ? {} : { maxConnectionsPerOrigin }),
+      ...(forbiddenSinkCidrs === undefined
+        ? {}
+        : { sinkPolicy: new SinkPolicy({ forbiddenCidrs: forbiddenSinkCidrs }) }),
+      ...(secretKey === undefined ? {} : { kafkaSource: { secretKey } }),
+      pingSource: {
+        ...(pingLateTicks === undefined ? {} : { latePolicy: pingLateTicks }),
+        ...(releaseMemoryAfter === undefined ? {} : { releaseMemoryAfter })
+      }
+    },
+    ...(metricsPort === undefined
+      ? {}
+      : {
+          metrics: {
+            processMetrics: true,
+            ...(metricsSourceLabels === undefined ? {} : { maxSourceLabels: metricsSourceLabels })
+          }
+        })
+  }
+}
+
+/** Runs the dispatcher until signalled or superseded, then drains and stops it; the exit code. */
+async function serve(options: DispatcherArgs, log: Log, signal: AbortSignal): Promise<number> {
+  const wired = await startWiredDispatcher(dispatcherWiringOf(options, log, process.env, signal))
+  const { dispatcher, metrics } = wired
+  let server: MetricsServer | undefined
+  try {
+    if (metrics !== undefined && options.metricsPort !== undefined) {
+      server = await startMetricsServer({ metrics, port: options.metricsPort, health: () => metrics.health() })
+    }
+  } catch (error) {
+    await wired.close()
+    throw error
+  }
+  try {
+    process.stdout.write(
+      `Shoal dispatcher ${dispatcher.id} (zone ${dispatcher.zone}, node ${dispatcher.node}) up` +
+        `${server === undefined ? '' : `, metrics at ${server.url}/metrics`}\n`
+    )
+    const signalled = new Promise<'signal'>(resolve => {
+      if (signal.aborted) resolve('signal')
+      signal.addEventListener('abort', () => resolve('signal'), { once: true })
+    })
+    const outcome = await Promise.race([signalled, dispatcher.stopped])
+    await shutDown(wired, log)
+    return exitCodeOf(outcome, dispatcher.id)
+  } finally {
     await server?.close()
   }
+}
+
+/**
+ * Drains and commits, then leaves; a shutdown that hangs past its deadline exits anyway (at least once holds:
+ * what was not committed is delivered again by the next owner).
+ */
+async function shutDown(wired: WiredDispatcher, log: Log): Promise<void> {
+  const deadline = setTimeout(() => {
+    log('error', 'shutdown did not finish in time; exiting', { deadlineMs: SHUTDOWN_DEADLINE_MS })
+    process.exit(1)
+  }, SHUTDOWN_DEADLINE_MS)
+  deadline.unref()
+  process.once('SIGINT', () => process.exit(1))
+  process.once('SIGTERM', () => process.exit(1))
+  await wired.close()
+  clearTimeout(deadline)
+}
+
+function exitCodeOf(outcome: 'signal' | DispatcherStop, id: string): number {
+  if (outcome === 'signal' || outcome.kind !== 'superseded') return 0
+  process.stderr.write(
+    `shoal dispatcher: another process started as ${id} (incarnation ${outcome.by} > ${outcome.incarnation}); stopped\n`
+  )
+  return 1
 }
 
 /** How long SIGTERM may take: the data plane's drain (10 s) plus the final commits and the leaving heartbeat. */
 const SHUTDOWN_DEADLINE_MS = 20_000
 
+const FLAGS = {
+  kafka: { type: 'string' },
+  id: { type: 'string' },
+  zone: { type: 'string' },
+  node: { type: 'string' },
+  capacity: { type: 'string' },
+  'schedule-capacity': { type: 'string' },
+  prefix: { type: 'string' },
+  'liveness-timeout': { type: 'string' },
+  buckets: { type: 'string' },
+  'metrics-port': { type: 'string' },
+  'metrics-source-labels': { type: 'string' },
+  'forbidden-sink-cidrs': { type: 'string' },
+  'ping-late-ticks': { type: 'string' },
+  'max-connections-per-origin': { type: 'string' },
+  'release-memory-after': { type: 'string' },
+  'secret-key-file': { type: 'string' },
+  help: { type: 'boolean', short: 'h' }
+} as const
+
+type Flags = ReturnType<typeof parseArgs<{ options: typeof FLAGS; strict: true; allowPositionals: false }>>['values']
+type Env = Readonly<Record<string, string | undefined>>
+
 /** The options the flags and environment give, or `help`; throws a SHOAL_USAGE error naming the wrong argument. */
-export function parseDispatcherArgs(
-  argv: readonly string[],
-  env: Readonly<Record<string, string | undefined>>
-): DispatcherArgs | 'help' {
-  let values
+export function parseDispatcherArgs(argv: readonly string[], env: Env): DispatcherArgs | 'help' {
+  let values: Flags
   try {
-    ;({ values } = parseArgs({
-      args: [...argv],
-      options: {
-        kafka: { type: 'string' },
-        id: { type: 'string' },
-        zone: { type: 'string' },
-        node: { type: 'string' },
-        capacity: { type: 'string' },
-        'schedule-capacity': { type: 'string' },
-        prefix: { type: 'string' },
-        'liveness-timeout': { type: 'string' },
-        buckets: { type: 'string' },
-        'metrics-port': { type: 'string' },
-        'metrics-source-labels': { type: 'string' },
-        'forbidden-sink-cidrs': { type: 'string' },
-        'ping-late-ticks': { type: 'string' },
-        'max-connections-per-origin': { type: 'string' },
-        'release-memory-after': { type: 'string' },
-        'secret-key-file': { type: 'string' },
-        help: { type: 'boolean', short: 'h' }
-      },
-      strict: true,
-      allowPositionals: false
-    }))
+    ;({ values } = parseArgs({ args: [...argv], options: FLAGS, strict: true, allowPositionals: false }))
   } catch (error) {
     throw usageProblem((error as Error).message)
   }
   if (values.help) return 'help'
+  // In this order, so the first wrong argument is the one named.
+  return { ...identityOf(values, env), ...countsOf(values), ...policiesOf(values, env) }
+}
+
+/** Where it connects and who it is: --kafka, --id, --zone, --node. */
+function identityOf(values: Flags, env: Env): Pick<DispatcherArgs, 'brokers' | 'id' | 'zone' | 'node'> {
   const defaults = dispatcherDefaultsFromEnv(env)
   const kafka = values.kafka ?? env['KAFKA_BOOTSTRAP_SERVERS']
   if (kafka === undefined) throw usageProblem('--kafka is required (or set KAFKA_BOOTSTRAP_SERVERS)')
@@ -222,31 +252,39 @@ export function parseDispatcherArgs(
   if (zone === undefined || zone === '') throw usageProblem('--zone is required (or set SHOAL_ZONE)')
   const node = values.node ?? defaults.node
   if (node === undefined || node === '') throw usageProblem('--node is required (or set NODE_NAME)')
+  return { brokers, id, zone, node }
+}
+
+/** The whole-number flags: slots, buckets, the metrics port and labels, connections, memory release. */
+function countsOf(values: Flags) {
   if (values.capacity === undefined) throw usageProblem('--capacity is required: how many consumers it runs at most')
   const capacity = count('--capacity', values.capacity, 0)
-  const scheduleCapacity =
-    values['schedule-capacity'] === undefined ? undefined : count('--schedule-capacity', values['schedule-capacity'], 0)
-  const buckets = values.buckets === undefined ? undefined : count('--buckets', values.buckets, 1)
-  if (buckets !== undefined && buckets > 1000) {
-    throw usageProblem(`--buckets must be an integer from 1 to 1000, not "${values.buckets}"`)
+  const optional = (flag: keyof Flags, min: number, max = Number.MAX_SAFE_INTEGER) => {
+    const text = values[flag]
+    if (typeof text !== 'string') return undefined
+    const value = count(`--${flag}`, text, min)
+    if (value > max) throw usageProblem(`--${flag} must be an integer from ${min} to ${max}, not "${text}"`)
+    return value
   }
-  const metricsPort =
-    values['metrics-port'] === undefined ? undefined : count('--metrics-port', values['metrics-port'], 0)
-  if (metricsPort !== undefined && metricsPort > 65535) {
-    throw usageProblem(`--metrics-port must be an integer from 0 to 65535, not "${values['metrics-port']}"`)
+  const scheduleCapacity = optional('schedule-capacity', 0)
+  const buckets = optional('buckets', 1, 1000)
+  const metricsPort = optional('metrics-port', 0, 65535)
+  const metricsSourceLabels = optional('metrics-source-labels', 0)
+  const maxConnectionsPerOrigin = optional('max-connections-per-origin', 1)
+  const releaseMemoryAfter = optional('release-memory-after', 0)
+  return {
+    capacity,
+    ...(scheduleCapacity === undefined ? {} : { scheduleCapacity }),
+    ...(buckets === undefined ? {} : { buckets }),
+    ...(metricsPort === undefined ? {} : { metricsPort }),
+    ...(metricsSourceLabels === undefined ? {} : { metricsSourceLabels }),
+    ...(maxConnectionsPerOrigin === undefined ? {} : { maxConnectionsPerOrigin }),
+    ...(releaseMemoryAfter === undefined ? {} : { releaseMemoryAfter })
   }
-  const metricsSourceLabels =
-    values['metrics-source-labels'] === undefined
-      ? undefined
-      : count('--metrics-source-labels', values['metrics-source-labels'], 0)
-  const maxConnectionsPerOrigin =
-    values['max-connections-per-origin'] === undefined
-      ? undefined
-      : count('--max-connections-per-origin', values['max-connections-per-origin'], 1)
-  const releaseMemoryAfter =
-    values['release-memory-after'] === undefined
-      ? undefined
-      : count('--release-memory-after', values['release-memory-after'], 0)
+}
+
+/** The flags checked by what they configure: --prefix, sinks, late ticks, the secret key, the liveness timeout. */
+function policiesOf(values: Flags, env: Env) {
   if (values.prefix !== undefined) {
     try {
       storeNames(values.prefix)
@@ -271,36 +309,26 @@ export function parseDispatcherArgs(
   } catch (error) {
     throw usageProblem((error as Error).message)
   }
-  let livenessTimeoutMs: number | undefined
-  if (values['liveness-timeout'] !== undefined) {
-    livenessTimeoutMs = parseDuration(values['liveness-timeout'])
-    if (livenessTimeoutMs === undefined) {
-      throw usageProblem(notADuration('--liveness-timeout', values['liveness-timeout']))
-    }
-    try {
-      checkLivenessTimeout(livenessTimeoutMs)
-    } catch (error) {
-      throw usageProblem(`--liveness-timeout: ${(error as Error).message}`)
-    }
-  }
+  const livenessTimeoutMs = livenessOf(values['liveness-timeout'])
   return {
-    brokers,
-    id,
-    zone,
-    node,
-    capacity,
-    ...(scheduleCapacity === undefined ? {} : { scheduleCapacity }),
     ...(values.prefix === undefined ? {} : { prefix: values.prefix }),
-    ...(buckets === undefined ? {} : { buckets }),
     ...(livenessTimeoutMs === undefined ? {} : { livenessTimeoutMs }),
-    ...(metricsPort === undefined ? {} : { metricsPort }),
-    ...(metricsSourceLabels === undefined ? {} : { metricsSourceLabels }),
-    ...(maxConnectionsPerOrigin === undefined ? {} : { maxConnectionsPerOrigin }),
     ...(forbiddenSinkCidrs === undefined ? {} : { forbiddenSinkCidrs }),
     ...(pingLateTicks === undefined ? {} : { pingLateTicks }),
-    ...(releaseMemoryAfter === undefined ? {} : { releaseMemoryAfter }),
     ...(secretKey === undefined ? {} : { secretKey })
   }
+}
+
+function livenessOf(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined
+  const livenessTimeoutMs = parseDuration(text)
+  if (livenessTimeoutMs === undefined) throw usageProblem(notADuration('--liveness-timeout', text))
+  try {
+    checkLivenessTimeout(livenessTimeoutMs)
+  } catch (error) {
+    throw usageProblem(`--liveness-timeout: ${(error as Error).message}`)
+  }
+  return livenessTimeoutMs
 }
 
 function count(flag: string, text: string, min: number): number {

@@ -1,43 +1,24 @@
 import { performance } from 'node:perf_hooks'
 import { EventEmitter } from 'node:events'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
-import { LogTailer, ensureTopics, topicPartitions } from '../kafka/index.ts'
+import { LogTailer } from '../kafka/index.ts'
 import type { KafkaConnection, LogRecord } from '../kafka/index.ts'
-import { DEFAULT_BUCKETS, decodeValue, ordinalOf, storeNames, storeTopics } from '../store/index.ts'
+import { DEFAULT_BUCKETS, decodeValue, ordinalOf, storeNames } from '../store/index.ts'
 import type { ContractRecord, MemberRecord, StoreNames } from '../store/index.ts'
 import { contractPartitionOf } from '../store/index.ts'
 import { ContractState } from './contract-state.ts'
 import type { EndedHolding } from './contract-state.ts'
+import { DEFAULT_SCHEDULE_CAPACITY, checkOptions } from './dispatcher-options.ts'
+import type { DispatcherOptions } from './dispatcher-options.ts'
+import { ensureDispatcherTopics } from './dispatcher-topics.ts'
 import { Heartbeater } from './heartbeater.ts'
 import { nextIncarnation } from './incarnation.ts'
-import type { DispatcherLog } from './log.ts'
-import { DEFAULT_LIVENESS_TIMEOUT_MS, checkLivenessTimeout, fenceAfterOf, heartbeatIntervalOf } from './liveness.ts'
+import { DEFAULT_LIVENESS_TIMEOUT_MS, fenceAfterOf, heartbeatIntervalOf } from './liveness.ts'
 import { checkMemberRecord } from './record-shapes.ts'
+import type { Log } from '../log/index.ts'
 
-/** Schedule slots a dispatcher offers when not told: cron entries are light (one timer structure for all). */
-export const DEFAULT_SCHEDULE_CAPACITY = 1000
 /** The least time between two heartbeats asked for by heartbeatSoon. */
 export const WATERMARK_BEAT_GAP_MS = 250
-
-export interface DispatcherOptions {
-  readonly brokers: readonly string[]
-  /** Stable identity, `dispatcher-<ordinal>`; a DNS label (no `/`). */
-  readonly id: string
-  readonly zone: string
-  readonly node: string
-  /** Consumer slots: how many KafkaSource vreplicas (consumer-group members) it runs at most. */
-  readonly capacity: number
-  /** Schedule slots: how many PingSource schedules it runs at most (default 1000). */
-  readonly scheduleCapacity?: number
-  readonly prefix?: string
-  /** Partitions of the bucketed topics, used only if this process is the first and creates them (default 16). */
-  readonly buckets?: number
-  /** The dispatcher liveness timeout (default 10 s): heartbeats every fifth of it, self-fencing after half. */
-  readonly livenessTimeoutMs?: number
-  readonly log?: DispatcherLog
-  /** Abandons a start still waiting for Kafka. */
-  readonly signal?: AbortSignal
-}
 
 /** A contract as it changed: the whole map, the partition offset read through, and whether it runs. */
 export interface ContractChange {
@@ -126,32 +107,6 @@ export async function startDispatcher(options: DispatcherOptions): Promise<Runni
   return dispatcher
 }
 
-/** A dispatcher id is a DNS label, like the StatefulSet pod names it comes from; never a `/` (contract keys). */
-export const DISPATCHER_ID = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/
-
-function checkOptions(options: DispatcherOptions): void {
-  const problems: string[] = []
-  if (!DISPATCHER_ID.test(options.id)) {
-    problems.push(`id "${options.id}" must be a DNS label: lower-case letters, digits and '-', at most 63`)
-  }
-  if (options.zone.length === 0) problems.push('zone must not be empty')
-  if (options.node.length === 0) problems.push('node must not be empty')
-  if (!Number.isSafeInteger(options.capacity) || options.capacity < 0) {
-    problems.push(`capacity must be an integer >= 0, not ${options.capacity}`)
-  }
-  const schedules = options.scheduleCapacity ?? DEFAULT_SCHEDULE_CAPACITY
-  if (!Number.isSafeInteger(schedules) || schedules < 0) {
-    problems.push(`schedule capacity must be an integer >= 0, not ${schedules}`)
-  }
-  try {
-    checkLivenessTimeout(options.livenessTimeoutMs ?? DEFAULT_LIVENESS_TIMEOUT_MS)
-  } catch (error) {
-    problems.push((error as Error).message)
-  }
-  if (options.brokers.length === 0) problems.push('no broker address given')
-  if (problems.length > 0) throw new ShoalError(ErrorCodes.USAGE, problems.join('; '))
-}
-
 class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispatcher {
   readonly id: string
   readonly zone: string
@@ -162,7 +117,7 @@ class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispat
   readonly #names: StoreNames
   readonly #connection: KafkaConnection
   readonly #livenessTimeoutMs: number
-  readonly #log: DispatcherLog
+  readonly #log: Log
   readonly #state: ContractState
   readonly #startedAt = new Date().toISOString()
   readonly #members: LogTailer
@@ -277,7 +232,7 @@ class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispat
 
   async start(): Promise<void> {
     const signal = AbortSignal.any([this.#closing.signal, ...(this.#options.signal ? [this.#options.signal] : [])])
-    await this.#ensureTopics()
+    await ensureDispatcherTopics(this.#connection, this.#names, this.#options.buckets ?? DEFAULT_BUCKETS)
     signal.throwIfAborted()
     // Read every heartbeat so far: the next incarnation is above the highest this id ever had.
     await this.#members.start()
@@ -324,25 +279,6 @@ class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispat
     }
     await Promise.all([this.#heartbeater.close(), this.#members.close(), this.#contracts.close()])
     this.#resolveStopped(stop)
-  }
-
-  async #ensureTopics(): Promise<void> {
-    const all = storeTopics(this.#names, this.#options.buckets ?? DEFAULT_BUCKETS)
-    const existing = await topicPartitions(
-      this.#connection,
-      all.map(spec => spec.name)
-    )
-    const needed = [this.#names.membersTopic, this.#names.contractsTopic]
-    if (needed.every(name => existing.has(name))) return
-    // Take the bucket count whoever created the other topics chose, so the installation stays consistent.
-    const buckets = [this.#names.resourcesTopic, this.#names.statusTopic, this.#names.placementsTopic]
-      .map(name => existing.get(name))
-      .find(count => count !== undefined)
-    const specs = buckets === undefined ? all : storeTopics(this.#names, buckets)
-    await ensureTopics(
-      this.#connection,
-      specs.filter(spec => !existing.has(spec.name))
-    )
   }
 
   #partition(): number {

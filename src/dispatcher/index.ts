@@ -1,13 +1,8 @@
 export { runDispatcherCommand, parseDispatcherArgs } from './dispatcher-command.ts'
-export { DEFAULT_SCHEDULE_CAPACITY, DISPATCHER_ID, startDispatcher } from './dispatcher.ts'
-export type {
-  ContractChange,
-  DispatcherEvents,
-  DispatcherOptions,
-  DispatcherStop,
-  RunningDispatcher
-} from './dispatcher.ts'
-export type { DispatcherLog } from './log.ts'
+export { startDispatcher } from './dispatcher.ts'
+export type { ContractChange, DispatcherEvents, DispatcherStop, RunningDispatcher } from './dispatcher.ts'
+export { DEFAULT_SCHEDULE_CAPACITY, DISPATCHER_ID } from './dispatcher-options.ts'
+export type { DispatcherOptions } from './dispatcher-options.ts'
 export { ContractState } from './contract-state.ts'
 export type { ContractApply, ContractEntry } from './contract-state.ts'
 export { dispatcherDefaultsFromEnv } from './env-defaults.ts'
@@ -24,7 +19,7 @@ export { MembersView } from './members-view.ts'
 export type { MemberApply, MemberState, MemberStatus, MembersViewOptions } from './members-view.ts'
 export { checkContractRecord, checkMemberRecord } from './record-shapes.ts'
 export type { Checked } from './record-shapes.ts'
-export { KafkaSourcePlane, startKafkaSourcePlane } from './kafka-source-plane.ts'
-export type { KafkaSourcePlaneOptions } from './kafka-source-plane.ts'
-export { PingSourcePlane, startPingSourcePlane } from './ping-source-plane.ts'
-export type { PingSourcePlaneOptions } from './ping-source-plane.ts'
+export { startDataPlane } from './data-plane.ts'
+export type { DataPlane, DataPlaneOptions } from './data-plane.ts'
+export { startWiredDispatcher } from './dispatcher-wiring.ts'
+export type { DispatcherWiring, WiredDispatcher } from './dispatcher-wiring.ts'

@@ -5,7 +5,7 @@
  */
 export { SchedulerLeader } from './scheduler-leader.ts'
 export { LeaderTerm } from './leader-term.ts'
-export type { LeaderLog, MembersSource, PoolOptions, SchedulerLeaderOptions } from './options.ts'
+export type { MembersSource, PoolOptions, SchedulerLeaderOptions } from './options.ts'
 export { DEFAULT_POOL_STABILIZATION_MS } from './pool-sizer.ts'
 export type { PoolView } from './pool-sizer.ts'
 export { leaderWrites, movedChain } from './leader-writes.ts'

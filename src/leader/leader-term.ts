@@ -9,7 +9,7 @@ import { isFencing, isKafkaSource } from '../store/index.ts'
 import type { ScaleRecord, StoredEntry } from '../store/index.ts'
 import { cordonedIn, schedulerDispatchers } from './dispatcher-states.ts'
 import { leaderWrites } from './leader-writes.ts'
-import type { LeaderLog, SchedulerLeaderOptions } from './options.ts'
+import type { SchedulerLeaderOptions } from './options.ts'
 import { PartitionCounts } from './partition-counts.ts'
 import { PoolSizer } from './pool-sizer.ts'
 import type { PoolView } from './pool-sizer.ts'
@@ -17,6 +17,7 @@ import { RebalanceApprovals } from './rebalance-approvals.ts'
 import { sourcesReferring } from './secret-reactions.ts'
 import { autoscaleTarget, isSourceKey, scaleOf, vpodOf } from './source-scale.ts'
 import { TermLog } from './term-log.ts'
+import type { Log } from '../log/index.ts'
 
 /**
  * One leadership: from taking the transactional id until it is lost or fenced. It rebuilds its state from the
@@ -25,7 +26,7 @@ import { TermLog } from './term-log.ts'
  */
 export class LeaderTerm {
   readonly #options: SchedulerLeaderOptions
-  readonly #log: LeaderLog
+  readonly #log: Log
   readonly #termLog: TermLog
   readonly #scheduler: Scheduler
   readonly #dirty = new Set<string>()

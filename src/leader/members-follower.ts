@@ -3,7 +3,8 @@ import { LogTailer } from '../kafka/index.ts'
 import type { KafkaConnection, LogRecord } from '../kafka/index.ts'
 import { memberUpdateOf, storeNames } from '../store/index.ts'
 import { DEFAULT_LIVENESS_TIMEOUT_MS, MembersView } from '../dispatcher/index.ts'
-import type { DispatcherLog, MemberStatus } from '../dispatcher/index.ts'
+import type { MemberStatus } from '../dispatcher/index.ts'
+import type { Log } from '../log/index.ts'
 
 export interface MembersFollowerOptions {
   readonly connection: KafkaConnection
@@ -11,7 +12,7 @@ export interface MembersFollowerOptions {
   readonly livenessTimeoutMs?: number
   /** How often liveness is judged again when no record arrives (default a tenth of the timeout, at most 1 s). */
   readonly checkIntervalMs?: number
-  readonly log?: DispatcherLog
+  readonly log?: Log
 }
 
 /**
@@ -24,7 +25,7 @@ export class MembersFollower extends EventEmitter<{ change: [readonly MemberStat
   readonly #tailer: LogTailer
   readonly #topic: string
   readonly #checkIntervalMs: number
-  readonly #log: DispatcherLog
+  readonly #log: Log
   #timer: NodeJS.Timeout | undefined
   #signature = ''
   #checkQueued = false

@@ -4,6 +4,7 @@ import type { PoolBounds, PoolDecision, Slots } from '../pool/index.ts'
 import type { SchedulerConfig } from '../scheduler/index.ts'
 import type { SecretKey } from '../secrets/index.ts'
 import type { ResourceStore } from '../store/index.ts'
+import type { Log } from '../log/index.ts'
 
 /** Where the leader learns which dispatchers are alive. */
 export interface MembersSource {
@@ -14,9 +15,6 @@ export interface MembersSource {
   on(event: 'change', listener: () => void): unknown
   off(event: 'change', listener: () => void): unknown
 }
-
-/** How the leader logs. */
-export type LeaderLog = (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void
 
 /** `--dispatchers MIN..MAX` and what to do with each decision. */
 export interface PoolOptions {
@@ -39,7 +37,7 @@ export interface SchedulerLeaderOptions {
   readonly debounceMs?: number
   /** Told how long each scheduling pass took, in seconds (the controller's metrics). */
   readonly onPass?: (seconds: number) => void
-  readonly log: LeaderLog
+  readonly log: Log
   /** The dispatcher pool this leader sizes (docs/pool.md); absent: the pool is decided on but not managed. */
   readonly pool?: PoolOptions
   /** Opens the Secrets of sources' `spec.net`, for the clients that read their clusters (lag, partition counts). */

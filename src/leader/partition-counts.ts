@@ -3,7 +3,7 @@ import type { KafkaClientSecurity } from '../kafka/index.ts'
 import type { SourceNet } from '../secrets/index.ts'
 import { isKafkaSource } from '../store/index.ts'
 import type { StoredEntry, StoredKafkaSource } from '../store/index.ts'
-import type { LeaderLog } from './options.ts'
+import type { Log } from '../log/index.ts'
 
 /**
  * The partition counts of sources' topics (the scheduler's NoMaxResourceCount), read with each source's
@@ -11,11 +11,11 @@ import type { LeaderLog } from './options.ts'
  */
 export class PartitionCounts {
   readonly #clientId: string
-  readonly #log: LeaderLog
+  readonly #log: Log
   /** Partition counts by clusterKey (brokers and credentials) and topic. */
   readonly #counts = new Map<string, number>()
 
-  constructor(clientId: string, log: LeaderLog) {
+  constructor(clientId: string, log: Log) {
     this.#clientId = clientId
     this.#log = log
   }

@@ -3,7 +3,8 @@ import type { PoolDecision, PoolMember } from '../pool/index.ts'
 import type { Scheduler } from '../scheduler/index.ts'
 import type { ResourceStore } from '../store/index.ts'
 import { cordonedIn, poolMembers } from './dispatcher-states.ts'
-import type { LeaderLog, MembersSource, PoolOptions } from './options.ts'
+import type { MembersSource, PoolOptions } from './options.ts'
+import type { Log } from '../log/index.ts'
 
 /** The pool as `GET /shoal/v1/pool` shows it: the decision, whether a supervisor acts on it, and the members. */
 export type PoolView = PoolDecision & {
@@ -20,7 +21,7 @@ export interface PoolSizerOptions {
   readonly members: MembersSource
   readonly store: Pick<ResourceStore, 'snapshot'>
   readonly scheduler: Pick<Scheduler, 'used' | 'summary'>
-  readonly log: LeaderLog
+  readonly log: Log
   /** Told when the set of dispatchers to drain changed (the scheduler must see them as draining). */
   readonly onDraining: () => void
 }

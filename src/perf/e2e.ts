@@ -4,10 +4,11 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { createLogger, startController } from '../controller/index.ts'
+import { startController } from '../controller/index.ts'
+import { createLogger } from '../log/index.ts'
 import type { RunningController } from '../controller/index.ts'
-import { startDispatcher, startKafkaSourcePlane } from '../dispatcher/index.ts'
-import type { KafkaSourcePlane, RunningDispatcher } from '../dispatcher/index.ts'
+import { startWiredDispatcher } from '../dispatcher/index.ts'
+import type { WiredDispatcher } from '../dispatcher/index.ts'
 import { ensureTopics } from '../kafka/index.ts'
 import { PerfStats } from './perf-stats.ts'
 import type { PerfSummary, Percentiles } from './perf-stats.ts'
@@ -55,8 +56,7 @@ export async function e2ePerf(options: E2ePerfOptions): Promise<E2ePerfResult> {
   const topic = `shoal-perf-e2e-${run}`
   const sink = await startTimingSink(options.numRecords)
   let controller: RunningController | undefined
-  let dispatcher: RunningDispatcher | undefined
-  let plane: KafkaSourcePlane | undefined
+  let wired: WiredDispatcher | undefined
   try {
     stage(`topic ${topic} (${options.partitions} partitions), sink ${sink.url}`)
     await ensureTopics({ brokers: options.brokers, clientId: 'shoal-perf' }, [
@@ -69,93 +69,113 @@ export async function e2ePerf(options: E2ePerfOptions): Promise<E2ePerfResult> {
       buckets: 4,
       logger: createLogger('shoal-perf-controller', 'error')
     })
-    dispatcher = await startDispatcher({
-      brokers: options.brokers,
-      prefix,
-      buckets: 4,
-      id: 'dispatcher-0',
-      zone: 'a',
-      node: 'perf',
-      capacity: options.consumers
+    wired = await startWiredDispatcher({
+      dispatcher: {
+        brokers: options.brokers,
+        prefix,
+        buckets: 4,
+        id: 'dispatcher-0',
+        zone: 'a',
+        node: 'perf',
+        capacity: options.consumers
+      },
+      planes: { serviceUrlTemplate: 'http://127.0.0.1/{namespace}/{name}', log: () => undefined }
     })
-    plane = await startKafkaSourcePlane(dispatcher, {
-      brokers: options.brokers,
-      prefix,
-      serviceUrlTemplate: 'http://127.0.0.1/{namespace}/{name}',
-      log: () => undefined
-    })
-    stage(`controller ${controller.url}, ${dispatcher.id}; applying KafkaSource perf (${options.consumers} consumers)`)
-    const response = await fetch(`${controller.url}/apis/sources.knative.dev/v1beta1/namespaces/default/kafkasources`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        apiVersion: 'sources.knative.dev/v1beta1',
-        kind: 'KafkaSource',
-        metadata: { name: 'perf', namespace: 'default' },
-        spec: {
-          bootstrapServers: [...options.brokers],
-          topics: [topic],
-          consumers: options.consumers,
-          initialOffset: 'earliest',
-          sink: { uri: sink.url }
-        }
-      })
-    })
-    if (response.status !== 201) throw new Error(`applying the KafkaSource failed: ${await response.text()}`)
+    stage(
+      `controller ${controller.url}, ${wired.dispatcher.id}; applying KafkaSource perf (${options.consumers} consumers)`
+    )
+    await applyPerfSource(controller, options, topic, sink.url)
     // A first record shows the path is up (source placed, members joined) before anything is measured.
     stage('waiting for a first event to come through')
-    await producePerf({
-      brokers: options.brokers,
-      topic,
-      numRecords: 1,
-      recordSize: options.recordSize,
-      throughput: -1,
-      acks: -1
-    })
-    const warmDeadline = Date.now() + 60_000
-    while (sink.received() === 0) {
-      options.signal?.throwIfAborted()
-      if (Date.now() > warmDeadline) throw new Error('no event reached the sink within 60 s of applying the source')
-      await sleep(50)
-    }
+    await warmUp(options, topic, sink)
     sink.reset(performance.now())
     if (options.onProgress) sink.onEvent(options.onProgress)
     stage(`producing ${options.numRecords} records`)
-    const produced = await producePerf({
-      brokers: options.brokers,
-      topic,
-      numRecords: options.numRecords,
-      recordSize: options.recordSize,
-      throughput: options.throughput,
-      acks: options.acks,
-      ...(options.reportIntervalMs === undefined ? {} : { reportIntervalMs: options.reportIntervalMs }),
-      ...(options.onWindow ? { onWindow: options.onWindow } : {}),
-      ...(options.signal ? { signal: options.signal } : {}),
-      stamp: true
-    })
-    const timeoutMs = options.timeoutMs ?? 30_000
-    let timedOut = false
-    while (sink.distinct() < options.numRecords) {
-      options.signal?.throwIfAborted()
-      if (performance.now() - sink.lastAt() > timeoutMs) {
-        timedOut = true
-        break
-      }
-      await sleep(20)
-    }
-    return {
-      produced,
-      delivered: sink.stats.total(sink.lastAt()),
-      percentiles: sink.stats.percentiles(),
-      duplicates: sink.duplicates(),
-      timedOut
-    }
+    return await measure(options, topic, sink)
   } finally {
-    await plane?.close().catch(() => undefined)
-    await dispatcher?.close().catch(() => undefined)
+    await wired?.close().catch(() => undefined)
     await controller?.close().catch(() => undefined)
     sink.server.close()
     sink.server.closeAllConnections()
+  }
+}
+
+type TimingSink = Awaited<ReturnType<typeof startTimingSink>>
+
+/** The KafkaSource under test: the topic, earliest, the given consumers, the timing sink. */
+async function applyPerfSource(
+  controller: RunningController,
+  options: E2ePerfOptions,
+  topic: string,
+  sinkUrl: string
+): Promise<void> {
+  const response = await fetch(`${controller.url}/apis/sources.knative.dev/v1beta1/namespaces/default/kafkasources`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      apiVersion: 'sources.knative.dev/v1beta1',
+      kind: 'KafkaSource',
+      metadata: { name: 'perf', namespace: 'default' },
+      spec: {
+        bootstrapServers: [...options.brokers],
+        topics: [topic],
+        consumers: options.consumers,
+        initialOffset: 'earliest',
+        sink: { uri: sinkUrl }
+      }
+    })
+  })
+  if (response.status !== 201) throw new Error(`applying the KafkaSource failed: ${await response.text()}`)
+}
+
+/** One record through, end to end, within 60 s. */
+async function warmUp(options: E2ePerfOptions, topic: string, sink: TimingSink): Promise<void> {
+  await producePerf({
+    brokers: options.brokers,
+    topic,
+    numRecords: 1,
+    recordSize: options.recordSize,
+    throughput: -1,
+    acks: -1
+  })
+  const warmDeadline = Date.now() + 60_000
+  while (sink.received() === 0) {
+    options.signal?.throwIfAborted()
+    if (Date.now() > warmDeadline) throw new Error('no event reached the sink within 60 s of applying the source')
+    await sleep(50)
+  }
+}
+
+/** Produces the records, then waits for every one at the sink (or for the sink to go quiet for timeoutMs). */
+async function measure(options: E2ePerfOptions, topic: string, sink: TimingSink): Promise<E2ePerfResult> {
+  const produced = await producePerf({
+    brokers: options.brokers,
+    topic,
+    numRecords: options.numRecords,
+    recordSize: options.recordSize,
+    throughput: options.throughput,
+    acks: options.acks,
+    ...(options.reportIntervalMs === undefined ? {} : { reportIntervalMs: options.reportIntervalMs }),
+    ...(options.onWindow ? { onWindow: options.onWindow } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+    stamp: true
+  })
+  const timeoutMs = options.timeoutMs ?? 30_000
+  let timedOut = false
+  while (sink.distinct() < options.numRecords) {
+    options.signal?.throwIfAborted()
+    if (performance.now() - sink.lastAt() > timeoutMs) {
+      timedOut = true
+      break
+    }
+    await sleep(20)
+  }
+  return {
+    produced,
+    delivered: sink.stats.total(sink.lastAt()),
+    percentiles: sink.stats.percentiles(),
+    duplicates: sink.duplicates(),
+    timedOut
   }
 }
 

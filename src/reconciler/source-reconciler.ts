@@ -6,11 +6,12 @@ import type { SecretKey } from '../secrets/index.ts'
 import { commitInitialOffsets } from '../source/index.ts'
 import { isKafkaSource } from '../store/index.ts'
 import type { ResourceStore } from '../store/index.ts'
+import type { Log } from '../log/index.ts'
 
 export interface SourceReconcilerOptions {
   readonly store: ResourceStore
   readonly serviceUrlTemplate: string
-  readonly log: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void
+  readonly log: Log
   /** Longest wait between attempts for a source whose Kafka cannot be reached. */
   readonly maxBackoffMs?: number
   /** Opens the Secrets a source's `spec.net` refers to; absent: such a source reports that it cannot. */

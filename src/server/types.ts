@@ -5,6 +5,7 @@ import type { SecretKey } from '../secrets/index.ts'
 import type { ResourceStore, StoredEntry } from '../store/index.ts'
 import type { Peers } from './forward.ts'
 import type { StatusBody } from './status.ts'
+import type { Log } from '../log/index.ts'
 
 export interface ApiServerOptions {
   readonly host?: string
@@ -13,7 +14,7 @@ export interface ApiServerOptions {
   readonly maxBodyBytes?: number
   /** How long a write may wait for its bucket's owner (during a rebalance) before it answers 503. */
   readonly writeTimeoutMs?: number
-  readonly log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void
+  readonly log?: Log
   /** How a stored entry is shown: the controller merges live state (placements, conditions) into status. */
   readonly present?: (entry: StoredEntry) => unknown
   /** Objects that exist without a stored resource: live dispatchers that were never cordoned. */

@@ -11,13 +11,15 @@ export {
   MAX_UNCOMMITTED_PER_PARTITION
 } from './defaults.ts'
 export { InitialOffsets, Orderings } from './types.ts'
-export type {
-  Deliver,
-  InitialOffset,
-  ConsumerSpec,
-  Ordering,
-  Outcome,
-  SourceLog,
-  SourceObserver,
-  SourceRecord
-} from './types.ts'
+export type { Deliver, InitialOffset, ConsumerSpec, Ordering, Outcome, SourceObserver, SourceRecord } from './types.ts'
+export type { HeaderBytes, KafkaHeaders, KafkaRecord } from './kafka-record.ts'
+export {
+  KAFKA_EVENT_TYPE,
+  KAFKA_HEADER_PREFIX,
+  headerExtensionName,
+  kafkaEventSource,
+  recordToEvent
+} from './record-to-event.ts'
+export type { MappingMode, MappingOptions, MappingResult, SourceRef } from './record-to-event.ts'
+export { KafkaSourcePlane } from './kafka-source-plane.ts'
+export type { KafkaSourceActivity, KafkaSourcePlaneOptions, OwnedPartitionLag } from './kafka-source-plane.ts'

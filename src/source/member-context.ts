@@ -2,8 +2,9 @@ import type { Consumer } from '@platformatic/kafka'
 import type { FetchLimits, KafkaClientSecurity } from '../kafka/index.ts'
 import type { OffsetCommitter } from './offset-committer.ts'
 import type { PartitionRun } from './partition-run.ts'
-import type { Deliver, ConsumerSpec, SourceLog, SourceObserver } from './types.ts'
+import type { Deliver, ConsumerSpec, SourceObserver } from './types.ts'
 import type { Wake } from './wake.ts'
+import type { Log } from '../log/index.ts'
 
 export interface SourceMemberOptions {
   readonly brokers: readonly string[]
@@ -16,7 +17,7 @@ export interface SourceMemberOptions {
   readonly groupInstanceId: string
   readonly deliver: Deliver
   readonly committer: OffsetCommitter
-  readonly log: SourceLog
+  readonly log: Log
   /** Default: FETCH_MAX_BYTES and FETCH_PARTITION_MAX_BYTES. */
   readonly fetchLimits?: FetchLimits
   readonly observer?: SourceObserver

@@ -4,8 +4,9 @@ import { DEFAULT_DRAIN_MS, DEFAULT_MAX_IN_FLIGHT } from './defaults.ts'
 import { OffsetCommitter } from './offset-committer.ts'
 import { SourceMember } from './source-member.ts'
 import type { GroupMemberStatus } from './member-status.ts'
-import type { Deliver, ConsumerSpec, SourceLog, SourceObserver } from './types.ts'
+import type { Deliver, ConsumerSpec, SourceObserver } from './types.ts'
 import type { FetchLimits, KafkaClientSecurity } from '../kafka/index.ts'
+import type { Log } from '../log/index.ts'
 
 export interface SourceRunnerOptions {
   readonly brokers: readonly string[]
@@ -17,7 +18,7 @@ export interface SourceRunnerOptions {
   /** This dispatcher's stable id; with the vreplica's index it makes the static member ids. */
   readonly dispatcherId: string
   readonly deliver: Deliver
-  readonly log?: SourceLog
+  readonly log?: Log
   /** What one fetch may return; default FETCH_MAX_BYTES and FETCH_PARTITION_MAX_BYTES. */
   readonly fetchLimits?: FetchLimits
   readonly observer?: SourceObserver
@@ -56,7 +57,7 @@ export interface SourceRunnerStatus {
 export class SourceRunner {
   readonly #options: SourceRunnerOptions
   readonly #maxInFlight: number
-  readonly #log: SourceLog
+  readonly #log: Log
   readonly #committer: OffsetCommitter
   readonly #members: SourceMember[] = []
   #vreplicas = 0

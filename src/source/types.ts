@@ -73,10 +73,3 @@ export interface SourceObserver {
  * made at a former owner's release; `timed-out`, a release waited for in vain; `failed`, a release not committed.
  */
 export type HandoverResult = 'released' | 'awaited' | 'timed-out' | 'failed'
-
-/** How the source folder reports what happens; the dispatcher's log function fits. */
-export type SourceLog = (
-  level: 'info' | 'warn' | 'error',
-  message: string,
-  fields?: Readonly<Record<string, unknown>>
-) => void

@@ -12,6 +12,7 @@ import { storeNames } from './names.ts'
 import type { StoreNames } from './names.ts'
 import { ResourceView } from './resource-view.ts'
 import type { BucketOwner, ControllerRecord, StoredEntry, WriteOp, WriteResult } from './types.ts'
+import type { Log } from '../log/index.ts'
 
 export const DEFAULT_BUCKETS = 16
 
@@ -32,7 +33,7 @@ export interface ResourceStoreOptions {
   readonly statusOf: StatusOf
   readonly finalize?: Finalize
   readonly sessionTimeoutMs?: number
-  readonly log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void
+  readonly log?: Log
   /** Makes a bucket's writer (default `new BucketWriter`); a test gives one that fails to open. */
   readonly openWriter?: (options: ConstructorParameters<typeof BucketWriter>[0]) => BucketWriter
 }

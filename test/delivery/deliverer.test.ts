@@ -10,11 +10,12 @@ import type {
   DeliveryOutcome,
   DeliveryPolicy,
   DeliveryTarget,
-  KafkaRecord,
   AttemptInfo,
   RetryInfo
 } from '../../src/delivery/index.ts'
-import { Deliverer, DeliveryCounters, recordToEvent, resolveDeliveryPolicy } from '../../src/delivery/index.ts'
+import { Deliverer, DeliveryCounters, resolveDeliveryPolicy } from '../../src/delivery/index.ts'
+import { recordToEvent } from '../../src/source/index.ts'
+import type { KafkaRecord } from '../../src/source/index.ts'
 import type { DeliverySpec } from '../../src/api/index.ts'
 import type { Answer, Received, Script, TestSink } from './sink-server.ts'
 import { gate, startSink, unreachableUrl } from './sink-server.ts'

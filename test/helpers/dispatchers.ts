@@ -22,7 +22,7 @@ export async function startDispatcherProcess(
   node: string,
   capacity: number,
   extra: readonly string[] = [],
-  options: { readonly kafka?: string; readonly logLevel?: string } = {}
+  options: { readonly kafka?: string; readonly logLevel?: string; readonly env?: Readonly<Record<string, string>> } = {}
 ): Promise<DispatcherProcess> {
   const args = [
     shoalBin,
@@ -42,7 +42,7 @@ export async function startDispatcherProcess(
     ...extra
   ]
   const child = spawn(process.execPath, args, {
-    env: { ...process.env, SHOAL_LOG_LEVEL: options.logLevel ?? 'warn' },
+    env: { ...process.env, SHOAL_LOG_LEVEL: options.logLevel ?? 'warn', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let stderr = ''

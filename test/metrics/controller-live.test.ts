@@ -5,8 +5,9 @@ import type { ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { test } from 'node:test'
 import { Producer } from '@platformatic/kafka'
-import { createLogger, startController } from '../../src/controller/index.ts'
-import { startDispatcher, startKafkaSourcePlane } from '../../src/dispatcher/index.ts'
+import { startController } from '../../src/controller/index.ts'
+import { createLogger } from '../../src/log/index.ts'
+import { startDispatcher, startDataPlane } from '../../src/dispatcher/index.ts'
 import { brokers, createTopic, uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
 import { parseExposition } from './prom-text.ts'
@@ -42,12 +43,14 @@ test('a controller’s /metrics shows a source’s placements and its lag, which
     node: 'n',
     capacity: 4
   })
-  const plane = await startKafkaSourcePlane(dispatcher, {
-    brokers: brokers(),
-    prefix,
-    serviceUrlTemplate: 'http://127.0.0.1/{name}',
-    log: () => undefined
-  })
+  const plane = await startDataPlane(
+    dispatcher,
+    { brokers: brokers(), prefix },
+    {
+      serviceUrlTemplate: 'http://127.0.0.1/{name}',
+      log: () => undefined
+    }
+  )
   t.after(async () => {
     release = true
     for (const res of held) res.writeHead(202).end()

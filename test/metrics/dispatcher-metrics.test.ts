@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
 import { Producer } from '@platformatic/kafka'
 import { DEFAULT_SERVICE_URL_TEMPLATE } from '../../src/api/index.ts'
-import { startKafkaSourcePlane } from '../../src/dispatcher/index.ts'
+import { startDataPlane } from '../../src/dispatcher/index.ts'
 import { ensureTopics } from '../../src/kafka/index.ts'
 import { DispatcherMetrics, startMetricsServer } from '../../src/metrics/index.ts'
 import { startControllerProcess } from '../helpers/controllers.ts'
@@ -33,13 +33,15 @@ describe('a dispatcher’s /metrics against the real broker', () => {
     const controller = await startControllerProcess(prefix)
     const dispatcher = await testDispatcher(prefix, 'dispatcher-0', { capacity: 10 })
     const metrics = new DispatcherMetrics({ dispatcher, capacity: { consumer: 10, schedule: 1000 } })
-    const plane = await startKafkaSourcePlane(dispatcher, {
-      brokers: brokers(),
-      prefix,
-      serviceUrlTemplate: DEFAULT_SERVICE_URL_TEMPLATE,
-      observer: metrics.observer,
-      log: () => undefined
-    })
+    const plane = await startDataPlane(
+      dispatcher,
+      { brokers: brokers(), prefix },
+      {
+        serviceUrlTemplate: DEFAULT_SERVICE_URL_TEMPLATE,
+        observer: metrics.observer,
+        log: () => undefined
+      }
+    )
     metrics.track(plane)
     const server = await startMetricsServer({
       metrics,

@@ -14,7 +14,7 @@ import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import { movedChain } from '../../src/leader/index.ts'
 import { ContractState } from '../../src/dispatcher/contract-state.ts'
-import { HANDOVER_WAIT_MS } from '../../src/dispatcher/ping-source-plane.ts'
+import { HANDOVER_WAIT_MS } from '../../src/ping/index.ts'
 import {
   ScheduleTable,
   TickLedger,

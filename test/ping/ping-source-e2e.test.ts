@@ -371,3 +371,57 @@ describe('PingSource moved between live dispatchers', () => {
     }
   })
 })
+
+describe('PingSource whose sink its dispatcher cannot resolve', () => {
+  let sink: Awaited<ReturnType<typeof startSink>>
+  let controller: ControllerProcess
+  let dispatcher: DispatcherProcess | undefined
+  let prefix: string
+  before(async () => {
+    sink = await startSink()
+    prefix = uniqueName('ping-parked')
+    controller = await startControllerProcess(prefix)
+  })
+  after(async () => {
+    await controller?.stop()
+    await dispatcher?.stop()
+    await sink?.close()
+  })
+
+  it('holds the ticks and says why in the status, as a KafkaSource does; its next owner fires them, late', async () => {
+    // The dispatcher's service URL template gives no http URL: the Service ref resolves for the controller, not here.
+    const template = (base: string) => ({ SHOAL_SERVICE_URL_TEMPLATE: base })
+    dispatcher = await startDispatcherProcess(prefix, 'dispatcher-0', 'a', 'a-1', 10, LIVENESS, {
+      env: template('ftp://{name}.{namespace}/')
+    })
+    await create(
+      controller,
+      manifest('parked', '  schedule: "*/2 * * * * *"\n  sink: {ref: {apiVersion: v1, kind: Service, name: parked}}\n')
+    )
+    const error = await eventually(
+      async () => (await http('GET', `${controller.url}${PS}/parked`)).body.status?.lastDeliveryError,
+      60_000,
+      'the unresolvable sink in the status'
+    )
+    assert.match(error.message, /the sink cannot be resolved: spec\.sink: /)
+    assert.equal(error.dispatcher, 'dispatcher-0')
+    // Every tick up to now fell while the sink did not resolve.
+    const parkedThrough = Date.now()
+    // The same dispatcher again, now with a template that resolves to the test sink: it goes on from the first
+    // tick not handled, so the ticks that waited arrive, marked late.
+    await dispatcher.stop()
+    dispatcher = await startDispatcherProcess(prefix, 'dispatcher-0', 'a', 'a-1', 10, LIVENESS, {
+      env: template(`${sink.url}/{namespace}/{name}`)
+    })
+    await eventually(
+      async () =>
+        sink
+          .delivered('/default/parked')
+          .some(r => r.headers[LATE_HEADER] !== undefined && Date.parse(String(r.headers['ce-time'])) <= parkedThrough)
+          ? true
+          : undefined,
+      60_000,
+      'a tick from while the sink did not resolve, delivered late'
+    )
+  })
+})

@@ -1,15 +1,9 @@
 import { Admin, ProduceAcks, Producer } from '@platformatic/kafka'
 import { ensureTopics } from '../../src/kafka/index.ts'
 import { SourceRunner } from '../../src/source/index.ts'
-import type {
-  Deliver,
-  ConsumerSpec,
-  Outcome,
-  SourceLog,
-  SourceRecord,
-  SourceRunnerOptions
-} from '../../src/source/index.ts'
+import type { Deliver, ConsumerSpec, Outcome, SourceRecord, SourceRunnerOptions } from '../../src/source/index.ts'
 import { brokers } from '../helpers/kafka.ts'
+import type { Log } from '../../src/log/index.ts'
 
 export async function createTopic(name: string, partitions: number): Promise<void> {
   await ensureTopics({ brokers: brokers(), clientId: `test-${name}` }, [{ name, partitions, configs: {} }])
@@ -143,7 +137,7 @@ export async function describeGroup(
 }
 
 /** A log that fails the test on errors and keeps the rest for a look when one fails. */
-export function testLog(lines: string[] = []): SourceLog {
+export function testLog(lines: string[] = []): Log {
   return (level, message, fields) => {
     lines.push(
       `${level} ${message} ${JSON.stringify(fields, (_, v: unknown) => (typeof v === 'bigint' ? String(v) : v instanceof Error ? v.message : v))}`

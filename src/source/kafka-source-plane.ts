@@ -1,30 +1,22 @@
 import type { KafkaSource } from '../api/index.ts'
-import { Deliverer, deliveryTargetFor, recordToEvent } from '../delivery/index.ts'
-import type { DeliveryObserver, DeliveryOutcome, DeliveryTarget, SinkPolicy } from '../delivery/index.ts'
-import { LogTailer, securityFingerprint } from '../kafka/index.ts'
+import { deliveryTargetFor } from '../delivery/index.ts'
+import type { DeliveryOutcome, DeliveryTarget } from '../delivery/index.ts'
+import { securityFingerprint } from '../kafka/index.ts'
+import type { PlaneActivity, PlaneContract, PlaneHost, ResourceUpdate, SourcePlane } from '../plane/index.ts'
 import { resolveSourceNet, unresolvedMessage } from '../secrets/index.ts'
 import type { NetResolution, SecretKey } from '../secrets/index.ts'
-import { SourceRunner } from '../source/index.ts'
-import type { Deliver, Outcome, SourceObserver, SourceRecord } from '../source/index.ts'
-import { decodeValue, isKafkaSource, storeNames, storedObjectOf } from '../store/index.ts'
-import type { ContractRecord, StoredKafkaSource, StoredObject } from '../store/index.ts'
-import { DeliveryErrorReporter } from './delivery-error-reporter.ts'
-import type { RunningDispatcher } from './dispatcher.ts'
-import type { DispatcherLog } from './log.ts'
+import { isKafkaSource } from '../store/index.ts'
+import type { ContractRecord, StoredKafkaSource } from '../store/index.ts'
+import { recordToEvent } from './record-to-event.ts'
+import { SourceRunner } from './source-runner.ts'
+import type { Deliver, Outcome, SourceObserver, SourceRecord } from './types.ts'
 
+/** What only the KafkaSource plane takes; the rest comes from its dispatcher (PlaneHost). */
 export interface KafkaSourcePlaneOptions {
-  /** The Kafka that holds Shoal's store (each source names its own bootstrap servers). */
-  readonly brokers: readonly string[]
-  readonly prefix?: string
-  readonly dispatcherId: string
-  readonly serviceUrlTemplate: string
-  readonly maxConnectionsPerOrigin?: number
-  readonly observer?: DeliveryObserver & SourceObserver
-  /** Refuses sinks at forbidden addresses when connecting (multi-tenant installations; docs/security.md). */
-  readonly sinkPolicy?: SinkPolicy
+  /** Sees every group member's records (metrics). */
+  readonly observer?: SourceObserver
   /** Opens the Secrets of sources' `spec.net` (SASL/TLS to their brokers; docs/secrets.md). */
   readonly secretKey?: SecretKey
-  readonly log: DispatcherLog
 }
 
 /** Records of one partition this dispatcher owns not handled yet (PartitionStatus.lag); not the group's lag. */
@@ -34,11 +26,10 @@ export interface OwnedPartitionLag {
   readonly lag: number
 }
 
-export interface KafkaSourceActivity {
-  readonly source: string
+/** A KafkaSource running here: its members, its records in flight, the lag of each partition it owns. */
+export interface KafkaSourceActivity extends PlaneActivity {
   readonly vreplicas: number
   readonly resourceVersion: string
-  readonly inFlight: number
   readonly partitions: readonly OwnedPartitionLag[]
 }
 
@@ -53,68 +44,39 @@ interface Running {
 
 /**
  * The KafkaSource data plane of one dispatcher: for each KafkaSource in its contract, a SourceRunner with the
- * contract's number of group members, delivering through one shared Deliverer (connection caps per sink
- * origin, a queue per source). It reads the sources' specs from the store's resources topic and runs the
- * version its contract names; a new version restarts that source's runner, a placement that goes stops it.
+ * contract's number of group members, delivering through the dispatcher's shared Deliverer (connection caps per
+ * sink origin, a queue per source). It reads the sources' specs through the shared resources reader and runs
+ * the version its contract names; a new version restarts that source's runner, a placement that goes stops it.
  */
-export class KafkaSourcePlane {
+export class KafkaSourcePlane implements SourcePlane {
+  readonly kind = 'KafkaSource'
+  readonly #host: PlaneHost
   readonly #options: KafkaSourcePlaneOptions
   readonly #resources = new Map<string, { offset: bigint; object: StoredKafkaSource }>()
-  /** The Secrets (sealed, as stored) that sources' `spec.net` may refer to. */
-  readonly #secrets = new Map<string, StoredObject>()
-  readonly #tailer: LogTailer
-  readonly #deliverer: Deliverer
-  /** Each source's last delivery error, for its status (DESIGN: records stay small — one per source). */
-  readonly #errors: DeliveryErrorReporter
   readonly #runners = new Map<string, Running>()
   #wanted: ReadonlyMap<string, ContractRecord> = new Map()
   #running = false
   #applying: Promise<void> = Promise.resolve()
 
-  constructor(options: KafkaSourcePlaneOptions) {
+  constructor(host: PlaneHost, options: KafkaSourcePlaneOptions = {}) {
+    this.#host = host
     this.#options = options
-    const topic = storeNames(options.prefix).resourcesTopic
-    this.#tailer = new LogTailer({
-      connection: { brokers: options.brokers, clientId: `shoal-${options.dispatcherId}-resources` },
-      topics: [topic],
-      onRecord: record => {
-        const key = record.key?.toString('utf8')
-        if (key?.startsWith('Secret/')) return this.#onSecret(key, decodeValue(record.value, record.headers))
-        if (!key?.startsWith('KafkaSource/')) return
-        const decoded = decodeValue(record.value, record.headers)
-        const object = decoded.kind === 'value' ? storedObjectOf(decoded.value) : undefined
-        if (decoded.kind === 'tombstone') this.#resources.delete(key)
-        else if (object !== undefined && isKafkaSource(object)) {
-          this.#resources.set(key, { offset: record.offset, object })
-        }
-        if (this.#wanted.has(key)) this.#schedule()
-      },
-      onError: error => options.log('warn', 'reading the sources failed; retrying', { error: String(error) })
-    })
-    this.#errors = new DeliveryErrorReporter({
-      connection: { brokers: options.brokers, clientId: `shoal-${options.dispatcherId}` },
-      ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
-      dispatcher: options.dispatcherId,
-      ...(options.observer === undefined ? {} : { next: options.observer })
-    })
-    this.#deliverer = new Deliverer({
-      ...(options.maxConnectionsPerOrigin === undefined
-        ? {}
-        : { maxConnectionsPerOrigin: options.maxConnectionsPerOrigin }),
-      ...(options.sinkPolicy === undefined ? {} : { sinkPolicy: options.sinkPolicy }),
-      observer: this.#errors
+    host.services.resources.subscribe('KafkaSource', update => this.#onSource(update))
+    // A Secret changed: a source waiting for it may start, a running one may have to reconnect.
+    host.services.resources.subscribe('Secret', () => {
+      if (this.#wanted.size > 0) this.#schedule()
     })
   }
 
-  async start(): Promise<void> {
-    await this.#tailer.start()
-    await this.#errors.start()
+  /** Nothing of its own to read: the shared reader brings the sources. */
+  start(): Promise<void> {
+    return Promise.resolve()
   }
 
   /** Runs what the contract says (or nothing, while the dispatcher is fenced). */
-  apply(contract: ReadonlyMap<string, ContractRecord>, running: boolean): void {
-    this.#wanted = new Map([...contract].filter(([key]) => key.startsWith('KafkaSource/')))
-    this.#running = running
+  apply(change: PlaneContract): void {
+    this.#wanted = change.contract
+    this.#running = change.running
     this.#schedule()
   }
 
@@ -123,18 +85,10 @@ export class KafkaSourcePlane {
     this.#wanted = new Map()
     this.#schedule()
     await this.#applying
-    await this.#deliverer.close()
-    await this.#errors.close()
-    await this.#tailer.close()
-  }
-
-  /** The dispatcher's one Deliverer: the PingSource plane delivers through it too (connection caps per origin). */
-  get deliverer(): Deliverer {
-    return this.#deliverer
   }
 
   /** Source keys with a runner, their members, their records in flight, and the lag of each partition they own. */
-  status(): KafkaSourceActivity[] {
+  activity(): KafkaSourceActivity[] {
     return [...this.#runners].map(([source, r]) => {
       const status = r.runner.status()
       const partitions: OwnedPartitionLag[] = []
@@ -153,23 +107,23 @@ export class KafkaSourcePlane {
     })
   }
 
-  #onSecret(key: string, decoded: ReturnType<typeof decodeValue>): void {
-    if (decoded.kind === 'tombstone') this.#secrets.delete(key)
-    else if (decoded.kind === 'value') this.#secrets.set(key, storedObjectOf(decoded.value))
-    else return
-    if (this.#wanted.size > 0) this.#schedule()
+  #onSource(update: ResourceUpdate): void {
+    if (update.object === undefined) this.#resources.delete(update.key)
+    else if (isKafkaSource(update.object))
+      this.#resources.set(update.key, { offset: update.offset, object: update.object })
+    if (this.#wanted.has(update.key)) this.#schedule()
   }
 
   /** A source's `spec.net` as client settings, from the Secrets of its namespace. */
   #netOf(object: StoredKafkaSource): NetResolution {
-    return resolveSourceNet(object, key => this.#secrets.get(key), this.#options.secretKey)
+    return resolveSourceNet(object, key => this.#host.services.resources.secret(key), this.#options.secretKey)
   }
 
   #schedule(): void {
     this.#applying = this.#applying
       .then(() => this.#reconcile())
       .catch(error => {
-        this.#options.log('error', 'applying the contract failed', { error: String(error) })
+        this.#host.log('error', 'applying the contract failed', { error: String(error) })
       })
   }
 
@@ -197,9 +151,7 @@ export class KafkaSourcePlane {
           if (moved) this.#runners.set(key, { ...running, resourceVersion: placement.resourceVersion })
           running.runner
             .setVReplicas(placement.vreplicas)
-            .catch(error =>
-              this.#options.log('error', 'scaling a source failed', { source: key, error: String(error) })
-            )
+            .catch(error => this.#host.log('error', 'scaling a source failed', { source: key, error: String(error) }))
         }
       }
     }
@@ -212,7 +164,7 @@ export class KafkaSourcePlane {
       const net = this.#netOf(object)
       if (net.kind === 'unresolved') {
         // Not started until its Secrets resolve (a Secret record calls us again); the status says which field.
-        this.#errors.note(key, `cannot connect to the source's brokers: ${unresolvedMessage(net)}`)
+        this.#host.services.errors.note(key, `cannot connect to the source's brokers: ${unresolvedMessage(net)}`)
         continue
       }
       const deliver = this.#deliverFor(source)
@@ -228,9 +180,9 @@ export class KafkaSourcePlane {
           ...(source.spec.maxInFlight === undefined ? {} : { maxInFlight: source.spec.maxInFlight })
         },
         vreplicas: placement.vreplicas,
-        dispatcherId: this.#options.dispatcherId,
+        dispatcherId: this.#host.dispatcherId,
         deliver,
-        log: this.#options.log,
+        log: this.#host.log,
         ...(this.#options.observer === undefined ? {} : { observer: this.#options.observer })
       })
       this.#runners.set(key, {
@@ -258,22 +210,22 @@ export class KafkaSourcePlane {
 
   #deliverFor(source: KafkaSource): Deliver {
     const key = `KafkaSource/${source.metadata.namespace}/${source.metadata.name}`
-    const resolution = deliveryTargetFor(source, { serviceUrlTemplate: this.#options.serviceUrlTemplate })
+    const resolution = deliveryTargetFor(source, { serviceUrlTemplate: this.#host.serviceUrlTemplate })
     const ref = { namespace: source.metadata.namespace, name: source.metadata.name }
     const options = { ceOverrides: source.spec.ceOverrides }
     // Not async: a delivery held by a slow sink adds one promise reaction here, not a suspended frame.
     return (record: SourceRecord, signal: AbortSignal, wireSignal: AbortSignal): Promise<Outcome> => {
       if (resolution.kind === 'unresolved') {
         // Not handled: the runner retries it, so nothing is lost while the sink cannot be resolved.
-        this.#errors.note(key, `the sink cannot be resolved: ${resolution.field}: ${resolution.reason}`)
+        this.#host.services.errors.note(key, `the sink cannot be resolved: ${resolution.field}: ${resolution.reason}`)
         return Promise.reject(new Error(`${key}: ${resolution.field}: ${resolution.reason}`))
       }
       const target: DeliveryTarget = resolution.target
       const mapped = recordToEvent(record, ref, options)
       const delivering =
         mapped.kind === 'poison'
-          ? this.#deliverer.deadLetter(mapped.fallback, target, mapped.reason, signal, wireSignal)
-          : this.#deliverer.deliver(mapped.event, target, signal, wireSignal, record.fetchedAt)
+          ? this.#host.services.deliverer.deadLetter(mapped.fallback, target, mapped.reason, signal, wireSignal)
+          : this.#host.services.deliverer.deliver(mapped.event, target, signal, wireSignal, record.fetchedAt)
       return delivering.then(handled)
     }
   }
@@ -283,25 +235,6 @@ export class KafkaSourcePlane {
 function handled(outcome: DeliveryOutcome): Outcome {
   if (outcome.kind === 'aborted') throw new Error('delivery aborted')
   return outcome.kind
-}
-
-/**
- * Starts the KafkaSource data plane of a running dispatcher and keeps it in step with the dispatcher's
- * contract and fencing. Close the plane before the dispatcher, so deliveries drain and offsets are committed
- * while the dispatcher still heartbeats.
- */
-export async function startKafkaSourcePlane(
-  dispatcher: RunningDispatcher,
-  options: Omit<KafkaSourcePlaneOptions, 'dispatcherId'>
-): Promise<KafkaSourcePlane> {
-  const plane = new KafkaSourcePlane({ ...options, dispatcherId: dispatcher.id })
-  await plane.start()
-  const apply = () => plane.apply(dispatcher.contract, dispatcher.running)
-  dispatcher.on('contract', apply)
-  dispatcher.on('fenced', apply)
-  dispatcher.on('unfenced', apply)
-  apply()
-  return plane
 }
 
 /** A KafkaSource's spec as its runner and its deliveries use it: everything but the vreplica count. */

@@ -1,6 +1,6 @@
 import { isAbsoluteUri, isJsonMediaType, isMediaType, isRfc3339 } from './attribute-checks.ts'
-import type { CloudEvent, CloudEventAttributes } from './cloud-event.ts'
-import { ATTRIBUTE_NAME } from './cloud-event.ts'
+import type { CloudEvent, CloudEventAttributes } from '../delivery/index.ts'
+import { ATTRIBUTE_NAME } from '../delivery/index.ts'
 import type { RecordHeader } from './kafka-record.ts'
 import { decodeUtf8 } from './kafka-record.ts'
 

@@ -1,0 +1,2 @@
+export { createLogger } from './logger.ts'
+export type { Log, Logger } from './logger.ts'

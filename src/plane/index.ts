@@ -1,0 +1,6 @@
+export { DeliveryErrorReporter } from './delivery-error-reporter.ts'
+export { SharedPlaneServices } from './plane-services.ts'
+export type { PlaneServices, PlaneServicesOptions } from './plane-services.ts'
+export { ResourcesReader } from './resources-reader.ts'
+export type { ResourceListener, ResourceUpdate, ResourcesReaderOptions } from './resources-reader.ts'
+export type { EndedPlacement, PlaneActivity, PlaneContract, PlaneHost, SourcePlane } from './source-plane.ts'
