@@ -7,7 +7,8 @@
 //   npm run bench:autoscale-failover [-- --rounds 5]
 import { availableParallelism } from 'node:os'
 import { parseArgs } from 'node:util'
-import { LogTailer, startEmbeddedKafka } from '../src/kafka/index.ts'
+import { LogTailer } from '../src/kafka/index.ts'
+import { startEmbeddedKafka } from '../src/kafka/embedded/index.ts'
 import { decodeValue, storeNames } from '../src/store/index.ts'
 import { getJson, percentile, post, sleep, startProcess, until } from './autoscale-processes.ts'
 import type { Child } from './autoscale-processes.ts'

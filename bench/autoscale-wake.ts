@@ -11,7 +11,8 @@ import type { AddressInfo } from 'node:net'
 import { availableParallelism } from 'node:os'
 import { parseArgs } from 'node:util'
 import { Admin, Producer } from '@platformatic/kafka'
-import { ensureTopics, startEmbeddedKafka } from '../src/kafka/index.ts'
+import { ensureTopics } from '../src/kafka/index.ts'
+import { startEmbeddedKafka } from '../src/kafka/embedded/index.ts'
 import { getJson, percentile, post, startProcess, until } from './autoscale-processes.ts'
 
 const { values } = parseArgs({ options: { trials: { type: 'string', default: '20' } } })

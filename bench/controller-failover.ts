@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process'
 import { availableParallelism } from 'node:os'
 import { createInterface } from 'node:readline'
 import { parseArgs } from 'node:util'
-import { startEmbeddedKafka } from '../src/kafka/index.ts'
+import { startEmbeddedKafka } from '../src/kafka/embedded/index.ts'
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' } } })
 const rounds = Number(values.rounds)

@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { createInterface } from 'node:readline'
 import { Admin, Producer } from '@platformatic/kafka'
-import { ensureTopics, startEmbeddedKafka } from '../src/kafka/index.ts'
+import { ensureTopics } from '../src/kafka/index.ts'
+import { startEmbeddedKafka } from '../src/kafka/embedded/index.ts'
 import type { SinkCommand, SinkMessage } from './kafka-source-sink.ts'
 
 const bin = new URL('../bin/shoal.js', import.meta.url).pathname

@@ -1,7 +1,7 @@
 import { runControllerCommand } from '../controller/index.ts'
 import { runDispatcherCommand } from '../dispatcher/index.ts'
 import { ErrorCodes, isShoalError } from '../errors/index.ts'
-import { runKafkaCommand } from '../kafka/index.ts'
+import { runKafkaCommand } from '../kafka/embedded/index.ts'
 import { runApply } from './apply.ts'
 import { runDelete } from './delete.ts'
 import { runDescribe } from './describe.ts'

@@ -12,7 +12,7 @@ import { qualifiedKind } from './resources.ts'
 import type { JsonObject } from './resources.ts'
 import { renderTable } from './table.ts'
 
-/** The annotation a pause sets (the controller reads it: src/autoscale/pause.ts). */
+/** The annotation a pause sets (the controller reads it: src/api/paused.ts). */
 const PAUSED = 'shoal.dev/paused'
 
 const pauseFlags = { ...connectionFlags, namespace: { type: 'string', short: 'n' } } as const

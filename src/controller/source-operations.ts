@@ -1,4 +1,5 @@
-import { isPaused, parseResetTarget, readOffsets, resetOffsets } from '../autoscale/index.ts'
+import { isPaused } from '../api/index.ts'
+import { parseResetTarget, readOffsets, resetOffsets } from '../source/index.ts'
 import type { LagQuery } from '../lag/index.ts'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
 import { sourceNet, unresolvedMessage } from '../secrets/index.ts'

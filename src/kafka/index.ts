@@ -1,5 +1,3 @@
-export { KAFKA_VERSION, runKafkaCommand, startEmbeddedKafka } from './embedded/index.ts'
-export type { EmbeddedKafka, StartEmbeddedKafkaOptions } from './embedded/index.ts'
 export { LogTailer } from './log-tailer.ts'
 export { fetchOrder, readCommitted } from './read-committed.ts'
 export { fetchResponseOf } from './fetch-response.ts'

@@ -1,4 +1,4 @@
-import { isPaused } from '../autoscale/index.ts'
+import { isPaused } from '../api/index.ts'
 import type { Autoscaler, AutoscaleTarget } from '../autoscale/index.ts'
 import type { VPod } from '../scheduler/index.ts'
 import { unresolvedMessage } from '../secrets/index.ts'

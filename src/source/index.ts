@@ -23,3 +23,5 @@ export {
 export type { MappingMode, MappingOptions, MappingResult, SourceRef } from './record-to-event.ts'
 export { KafkaSourcePlane } from './kafka-source-plane.ts'
 export type { KafkaSourceActivity, KafkaSourcePlaneOptions, OwnedPartitionLag } from './kafka-source-plane.ts'
+export { parseResetTarget, readOffsets, resetOffsets } from './group-offsets.ts'
+export type { OffsetsView, ResetTarget } from './group-offsets.ts'
