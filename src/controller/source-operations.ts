@@ -1,4 +1,4 @@
-import { isPaused, parseResetTarget, readOffsets, resetOffsets } from '../autoscale/index.ts'
+import { isPaused, lagSourceOf, parseResetTarget, readOffsets, resetOffsets } from '../autoscale/index.ts'
 import type { LagQuery } from '../lag/index.ts'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
 import { sourceNet, unresolvedMessage } from '../secrets/index.ts'
@@ -60,13 +60,5 @@ function queryOf(entry: StoredEntry<StoredKafkaSource>, netOf: SourceNet): LagQu
       { fields: [{ path: net.field, message: net.reason }] }
     )
   }
-  const { spec } = entry.object
-  return {
-    id: entry.key,
-    brokers: spec.bootstrapServers,
-    ...(net.security === undefined ? {} : { security: net.security }),
-    groupId: spec.consumerGroup,
-    topics: spec.topics,
-    initialOffset: spec.initialOffset
-  }
+  return lagSourceOf(entry, net).query
 }
