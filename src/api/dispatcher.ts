@@ -3,6 +3,7 @@ import { invalid } from '../errors/index.ts'
 import type { FieldError } from '../errors/index.ts'
 import { deepFreeze } from '../util/index.ts'
 import { fieldErrorsOf } from './schema-errors.ts'
+import { serverSetMetadata, stringMap } from './schema-parts.ts'
 import { checkDns1123Subdomain } from './names.ts'
 import type { ObjectMeta } from './types.ts'
 
@@ -20,9 +21,6 @@ export interface DispatcherResource {
   readonly spec: DispatcherSpec
 }
 
-const stringMap = { type: 'object', additionalProperties: { type: 'string' } }
-const serverSet = (type: string) => ({ type: [type, 'null'] })
-
 export const dispatcherSchema = deepFreeze({
   type: 'object',
   required: ['apiVersion', 'kind', 'metadata'],
@@ -38,10 +36,7 @@ export const dispatcherSchema = deepFreeze({
         name: { type: 'string', minLength: 1 },
         labels: stringMap,
         annotations: stringMap,
-        uid: serverSet('string'),
-        generation: serverSet('integer'),
-        resourceVersion: serverSet('string'),
-        creationTimestamp: serverSet('string')
+        ...serverSetMetadata
       }
     },
     spec: {

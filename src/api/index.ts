@@ -62,5 +62,10 @@ export { validateObject } from './validate-object.ts'
 export type { ShoalResource } from './validate-object.ts'
 export { MAX_SECRET_BYTES, secretSchema, validateSecret } from './secret.ts'
 export type { Envelope, SealedSecretSpec, SecretResource } from './secret.ts'
-export { checkDns1123Label, checkDns1123Subdomain } from './names.ts'
+export {
+  CLOUD_EVENT_ATTRIBUTE_NAME,
+  CLOUD_EVENT_CONTEXT_ATTRIBUTES,
+  checkDns1123Label,
+  checkDns1123Subdomain
+} from './names.ts'
 export { PAUSED_ANNOTATION, isPaused } from './paused.ts'

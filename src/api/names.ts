@@ -6,7 +6,6 @@ const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
 const QUALIFIED_NAME_PART = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/
 const KAFKA_TOPIC = /^[a-zA-Z0-9._-]+$/
-const CE_ATTRIBUTE = /^[a-z0-9]+$/
 const HOSTNAME = /^[A-Za-z0-9]([-A-Za-z0-9_]*[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-9_]*[A-Za-z0-9])?)*\.?$/
 const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/
 
@@ -73,8 +72,8 @@ export function checkKafkaTopic(value: string): string | undefined {
   return undefined
 }
 
-/** Attributes set by the source itself, which ceOverrides may not replace. */
-export const reservedCloudEventAttributes: readonly string[] = Object.freeze([
+/** The context attribute names CloudEvents 1.0 defines; everything else is an extension. */
+export const CLOUD_EVENT_CONTEXT_ATTRIBUTES: readonly string[] = Object.freeze([
   'specversion',
   'id',
   'source',
@@ -82,13 +81,18 @@ export const reservedCloudEventAttributes: readonly string[] = Object.freeze([
   'datacontenttype',
   'dataschema',
   'subject',
-  'time',
-  'data'
+  'time'
 ])
+
+/** Valid CloudEvents attribute names: lowercase ASCII letters and digits. */
+export const CLOUD_EVENT_ATTRIBUTE_NAME = /^[a-z0-9]+$/
+
+/** Attributes set by the source itself, which ceOverrides may not replace: the context attributes and the data. */
+const reservedCloudEventAttributes: readonly string[] = Object.freeze([...CLOUD_EVENT_CONTEXT_ATTRIBUTES, 'data'])
 
 /** CloudEvents extension attribute names: lowercase a-z and 0-9 (20 characters or fewer is recommended). */
 export function checkCloudEventAttributeName(name: string): string | undefined {
-  if (!CE_ATTRIBUTE.test(name)) {
+  if (!CLOUD_EVENT_ATTRIBUTE_NAME.test(name)) {
     return 'CloudEvents attribute names consist of lowercase letters a-z and digits 0-9 only'
   }
   if (reservedCloudEventAttributes.includes(name)) {

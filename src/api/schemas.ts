@@ -3,6 +3,7 @@
 // one-of) live in semantic-checks.ts. The server publishes these in /openapi.json, so they stay plain JSON.
 
 import { deepFreeze } from '../util/index.ts'
+import { serverSet } from './schema-parts.ts'
 
 /** A JSON Schema, as plain JSON. */
 export type Schema = Readonly<Record<string, unknown>>
@@ -30,8 +31,6 @@ const object = (
   properties,
   additionalProperties: false
 })
-// kubectl writes `creationTimestamp: null` into the manifests it generates; null is accepted for these.
-const serverSet = (type: string, description: string): Schema => ({ type: [type, 'null'], description })
 
 const metadata = object(
   {

@@ -3,6 +3,7 @@ import { invalid } from '../errors/index.ts'
 import type { FieldError } from '../errors/index.ts'
 import { deepFreeze } from '../util/index.ts'
 import { fieldErrorsOf } from './schema-errors.ts'
+import { serverSet, serverSetMetadata, stringMap } from './schema-parts.ts'
 import { checkDns1123Label, checkDns1123Subdomain } from './names.ts'
 import type { ObjectMeta } from './types.ts'
 
@@ -42,9 +43,6 @@ const KEY = /^[-._a-zA-Z0-9]+$/
 /** Kubernetes' limit on the values of one Secret. */
 export const MAX_SECRET_BYTES = 1024 * 1024
 
-const stringMap = { type: 'object', additionalProperties: { type: 'string' } }
-const serverSet = (type: string) => ({ type: [type, 'null'] })
-
 export const secretSchema = deepFreeze({
   type: 'object',
   required: ['apiVersion', 'kind', 'metadata'],
@@ -61,10 +59,7 @@ export const secretSchema = deepFreeze({
         namespace: { type: 'string', minLength: 1 },
         labels: stringMap,
         annotations: stringMap,
-        uid: serverSet('string'),
-        generation: serverSet('integer'),
-        resourceVersion: serverSet('string'),
-        creationTimestamp: serverSet('string'),
+        ...serverSetMetadata,
         // kubectl-exported manifests carry these; accepted and dropped.
         selfLink: serverSet('string'),
         managedFields: { type: ['array', 'null'] },

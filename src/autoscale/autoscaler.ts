@@ -1,28 +1,16 @@
-import type { KafkaClientSecurity } from '../kafka/index.ts'
 import { autoscaleSetting } from './annotations.ts'
 import type { AutoscaleConfig } from './annotations.ts'
 import { decide, initialState } from './decide.ts'
 import type { ScaleReason, ScaleState } from './decide.ts'
 import { LagReader } from '../lag/index.ts'
-import type { LagQuery, LagReading } from '../lag/index.ts'
+import type { LagReading, LagSource } from '../lag/index.ts'
 import type { Log } from '../log/index.ts'
 
-/** A KafkaSource as the autoscaler needs it. */
-export interface AutoscaleTarget {
+/** A KafkaSource as the autoscaler needs it; with a `netProblem`, an autoscaled source holds its scale for that reason. */
+export interface AutoscaleTarget extends LagSource {
   readonly key: string
   readonly annotations: Readonly<Record<string, string>> | undefined
   readonly paused: boolean
-  readonly brokers: readonly string[]
-  /** The source's resolved `spec.net` (absent: PLAINTEXT). */
-  readonly security?: KafkaClientSecurity
-  /**
-   * Why the source's `spec.net` cannot be resolved (`spec.net.… : secret "x" not found …`): its lag is then not
-   * read, and an autoscaled source holds its scale with this as the reason.
-   */
-  readonly netProblem?: string
-  readonly groupId: string
-  readonly topics: readonly string[]
-  readonly initialOffset: 'earliest' | 'latest'
 }
 
 /** The lag of a KafkaSource that is not autoscaled is read too, for `shoal get -o wide`, but this seldom. */
@@ -208,7 +196,7 @@ export class Autoscaler {
     for (const key of [...this.#observed.keys()]) if (!seen.has(key)) this.#observed.delete(key)
     if (due.length === 0) return
     // A source whose spec.net cannot be resolved is not read: its lag is unreadable for that reason.
-    const readable = due.filter(t => t.netProblem === undefined).map(queryOf)
+    const readable = due.filter(t => t.netProblem === undefined).map(t => t.query)
     const readings = readable.length > 0 ? await this.#reader.read(readable) : new Map<string, LagReading>()
     if (this.#stopped) return
     const at = this.#clock()
@@ -268,16 +256,5 @@ export class Autoscaler {
     }
     // A new scale, or the lag becoming (un)readable: the scheduler writes the source's placements record again.
     if (decision.state.scale !== before || wasHeld !== (decision.reason === 'held')) this.#options.onScale(key)
-  }
-}
-
-function queryOf(target: AutoscaleTarget): LagQuery {
-  return {
-    id: target.key,
-    brokers: target.brokers,
-    ...(target.security === undefined ? {} : { security: target.security }),
-    groupId: target.groupId,
-    topics: target.topics,
-    initialOffset: target.initialOffset
   }
 }

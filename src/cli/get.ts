@@ -1,40 +1,21 @@
-import type { KindInfo } from '../api/index.ts'
 import { ApiClient } from './api-client.ts'
-import { serverErrorLine } from './api-status.ts'
-import { connectionFlags, connectionFrom, namespaceFrom, parseFlags, usageError } from './flags.ts'
+import { connectionFlags, connectionFrom, parseFlags, usageError } from './flags.ts'
 import { usage } from './help.ts'
 import type { CliIo } from './io.ts'
-import { itemsOf, listOf, toJson, toYaml, withTypeMeta } from './output.ts'
+import { itemsOf, listOf, toJson, toYaml } from './output.ts'
 import { renderResourceTable } from './printers.ts'
-import { parseResourceArgs } from './resource-args.ts'
-import { byNamespaceAndName, nameOf, namespaceOf, objectReference, stringMap } from './resources.ts'
-import { matchesSelector, parseSelector, serverSelector } from '../api/index.ts'
-import type { Requirement } from '../api/index.ts'
+import { fetchLookup, lookupFlags, lookupFrom, noResourcesFound } from './resource-lookup.ts'
+import type { Found, Scope } from './resource-lookup.ts'
+import { nameOf, namespaceOf, objectReference } from './resources.ts'
 
 const outputFormats = ['wide', 'yaml', 'json', 'name'] as const
 type OutputFormat = (typeof outputFormats)[number] | 'table'
 
 const flags = {
   ...connectionFlags,
-  namespace: { type: 'string', short: 'n' },
-  'all-namespaces': { type: 'boolean', short: 'A' },
-  selector: { type: 'string', short: 'l' },
+  ...lookupFlags,
   output: { type: 'string', short: 'o' }
 } as const
-
-/** The selector given with -l, checked; a usage error names what is wrong in it. */
-export function selectorFrom(raw: string | undefined): readonly Requirement[] | undefined {
-  if (raw === undefined) return undefined
-  const parsed = parseSelector(raw)
-  if (!parsed.ok) throw usageError(parsed.message)
-  return parsed.requirements
-}
-
-/** Where a listing looks: one namespace, or all of them. */
-export interface Scope {
-  readonly namespace: string
-  readonly allNamespaces: boolean
-}
 
 /** `shoal get` */
 export async function runGet(args: readonly string[], io: CliIo): Promise<number> {
@@ -44,45 +25,12 @@ export async function runGet(args: readonly string[], io: CliIo): Promise<number
     return 0
   }
   const format = outputFormatFrom(values.output)
-  const requests = parseResourceArgs(positionals, 'get')
-  const scope: Scope = { namespace: namespaceFrom(values.namespace), allNamespaces: values['all-namespaces'] === true }
-  const selector = selectorFrom(values.selector)
-  const named = requests.some(r => r.names.length > 0)
-  if (named && scope.allNamespaces) throw usageError('a resource cannot be retrieved by name across all namespaces')
-  if (named && selector !== undefined) throw usageError('a selector (-l) cannot be combined with resource names')
+  const lookup = lookupFrom(positionals, values, 'get')
   const client = new ApiClient(connectionFrom(values, io), io.signal)
-
-  let failed = false
-  const found: { kind: KindInfo; objects: unknown[] }[] = []
-  for (const { kind, names } of requests) {
-    const objects: unknown[] = []
-    if (names.length === 0) {
-      const namespace = scope.allNamespaces ? undefined : scope.namespace
-      const result = await client.list(kind, namespace, selector === undefined ? undefined : serverSelector(selector))
-      if (!result.ok) {
-        io.stderr.write(`${serverErrorLine(result.status)}\n`)
-        failed = true
-        continue
-      }
-      const items = itemsOf(result.body).filter(
-        o => selector === undefined || matchesSelector(selector, stringMap(o, 'labels'))
-      )
-      objects.push(...items.sort(byNamespaceAndName))
-    } else {
-      for (const name of names) {
-        const result = await client.get(kind, scope.namespace, name)
-        if (result.ok) {
-          objects.push(result.body)
-        } else {
-          io.stderr.write(`${serverErrorLine(result.status)}\n`)
-          failed = true
-        }
-      }
-    }
-    found.push({ kind, objects: objects.map(o => withTypeMeta(kind, o)) })
-  }
+  const { found, failed } = await fetchLookup(client, lookup, io)
   if (format === 'wide') await withLag(client, found)
 
+  const { requests, scope, named } = lookup
   printFound(found, format, { scope, single: requests.length === 1 && requests[0]?.names.length === 1, named }, io)
   return failed ? 1 : 0
 }
@@ -99,7 +47,7 @@ function outputFormatFrom(raw: string | undefined): OutputFormat {
 }
 
 function printFound(
-  found: readonly { kind: KindInfo; objects: readonly unknown[] }[],
+  found: readonly Found[],
   format: OutputFormat,
   context: { scope: Scope; single: boolean; named: boolean },
   io: CliIo
@@ -133,15 +81,11 @@ function printFound(
   io.stdout.write(tables.join('\n'))
 }
 
-export function noResourcesFound(scope: Scope): string {
-  return scope.allNamespaces ? 'No resources found' : `No resources found in ${scope.namespace} namespace.`
-}
-
 /**
  * `-o wide` shows each KafkaSource's total lag: a live figure the leader's autoscaler reads (a metric, not stored
  * status), so it is fetched apart and merged into `status.lag` for the table. Without a leader the column is empty.
  */
-async function withLag(client: ApiClient, found: { kind: KindInfo; objects: unknown[] }[]): Promise<void> {
+async function withLag(client: ApiClient, found: Found[]): Promise<void> {
   const sources = found.find(f => f.kind.kind === 'KafkaSource')
   if (!sources || sources.objects.length === 0) return
   const answer = await client.getPath('/shoal/v1/autoscaling').catch(() => undefined)

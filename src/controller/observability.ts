@@ -1,9 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { DispatcherKind } from '../api/index.ts'
+import { lagSourceOf } from '../autoscale/index.ts'
 import type { MemberStatus } from '../dispatcher/index.ts'
+import type { LagSource } from '../lag/index.ts'
 import { ControllerMetrics, LagMonitor } from '../metrics/index.ts'
-import type { LagTarget, SourcePlacementView } from '../metrics/index.ts'
-import { sourceNet, unresolvedMessage } from '../secrets/index.ts'
+import type { SourcePlacementView } from '../metrics/index.ts'
+import { sourceNet } from '../secrets/index.ts'
 import type { SecretKey, SourceNet } from '../secrets/index.ts'
 import { isDispatcher, isKafkaSource, isSource } from '../store/index.ts'
 import type { ResourceStore, StoredEntry, StoredSource } from '../store/index.ts'
@@ -152,24 +154,8 @@ function placementView(entry: StoredEntry): SourcePlacementView {
   return { key: entry.key, desired, placed, pending }
 }
 
-function lagTarget(entry: StoredEntry, netOf: SourceNet): LagTarget[] {
-  if (!isKafkaSource(entry)) return []
-  const { spec } = entry.object
-  const net = netOf(entry)
-  return [
-    {
-      key: entry.key,
-      group: spec.consumerGroup,
-      topics: spec.topics,
-      bootstrapServers: spec.bootstrapServers,
-      initialOffset: spec.initialOffset ?? 'latest',
-      ...(net.kind === 'unresolved'
-        ? { netProblem: unresolvedMessage(net) }
-        : net.security === undefined
-          ? {}
-          : { security: net.security })
-    }
-  ]
+function lagTarget(entry: StoredEntry, netOf: SourceNet): LagSource[] {
+  return isKafkaSource(entry) ? [lagSourceOf(entry, netOf(entry))] : []
 }
 
 function isSourceKey(key: string): boolean {

@@ -1,19 +1,15 @@
 import { DispatcherKind, apiVersionOf, sourceStatus } from '../api/index.ts'
 import type { ConditionObservation, KindInfo, SourceStatus } from '../api/index.ts'
 import { isDispatcher, isKafkaSource } from '../store/index.ts'
-import type { DeliveryErrorRecord, PlacementsRecord, StoredEntry, StoredSource } from '../store/index.ts'
+import type { DeliveryErrorRecord, MemberRecord, PlacementsRecord, StoredEntry, StoredSource } from '../store/index.ts'
 
-/** A dispatcher as its heartbeats show it. */
-export interface LiveDispatcher {
-  readonly id: string
-  readonly zone: string
-  readonly node: string
-  readonly capacity: { readonly consumers: number; readonly schedules: number }
-  readonly used: { readonly consumers: number; readonly schedules: number }
-  readonly incarnation: number
+/** A dispatcher as its heartbeats show it: the heartbeat's own fields, when the last one came, and whether it lives. */
+export interface LiveDispatcher extends Pick<
+  MemberRecord,
+  'id' | 'zone' | 'node' | 'capacity' | 'used' | 'incarnation' | 'contractOffset'
+> {
   /** Broker time of its last heartbeat, ISO-8601. */
   readonly lastHeartbeat: string
-  readonly contractOffset: string
   /** False once its heartbeats stopped for longer than the liveness timeout. */
   readonly alive: boolean
 }

@@ -1,4 +1,5 @@
 import { isPaused } from '../api/index.ts'
+import { lagSourceOf } from '../autoscale/index.ts'
 import { parseResetTarget, readOffsets, resetOffsets } from '../source/index.ts'
 import type { LagQuery } from '../lag/index.ts'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
@@ -61,13 +62,5 @@ function queryOf(entry: StoredEntry<StoredKafkaSource>, netOf: SourceNet): LagQu
       { fields: [{ path: net.field, message: net.reason }] }
     )
   }
-  const { spec } = entry.object
-  return {
-    id: entry.key,
-    brokers: spec.bootstrapServers,
-    ...(net.security === undefined ? {} : { security: net.security }),
-    groupId: spec.consumerGroup,
-    topics: spec.topics,
-    initialOffset: spec.initialOffset
-  }
+  return lagSourceOf(entry, net).query
 }

@@ -23,20 +23,5 @@ export interface CloudEvent {
   readonly data: Buffer
 }
 
-/** The context attribute names CloudEvents 1.0 defines; everything else is an extension. */
-export const CONTEXT_ATTRIBUTES: readonly string[] = Object.freeze([
-  'specversion',
-  'id',
-  'source',
-  'type',
-  'datacontenttype',
-  'dataschema',
-  'subject',
-  'time'
-])
-
-/** Valid CloudEvents attribute names: lowercase ASCII letters and digits. */
-export const ATTRIBUTE_NAME = /^[a-z0-9]+$/
-
 /** The W3C trace-context extensions (CloudEvents distributed tracing extension), also sent as plain headers. */
 export const TRACE_EXTENSIONS: readonly string[] = Object.freeze(['traceparent', 'tracestate'])

@@ -1,6 +1,6 @@
 export { MAX_TIMER_MS, backoffDelay, backoffSchedule } from './backoff.ts'
 export type { BackoffPolicy } from './backoff.ts'
-export { ATTRIBUTE_NAME, CONTEXT_ATTRIBUTES, TRACE_EXTENSIONS } from './cloud-event.ts'
+export { TRACE_EXTENSIONS } from './cloud-event.ts'
 export type { CloudEvent, CloudEventAttributes } from './cloud-event.ts'
 export { ERROR_DATA_LIMIT, deadLetterEvent } from './dead-letter.ts'
 export type { DeliveryFailure } from './dead-letter.ts'

@@ -3,4 +3,4 @@
 export { lagBetween, lagFigures, ratesBetween } from './lag.ts'
 export type { LagFigures, LagSample, PartitionFigures } from './lag.ts'
 export { LagReader } from './lag-reader.ts'
-export type { LagQuery, LagReading, PartitionLag } from './lag-reader.ts'
+export type { LagQuery, LagReading, LagSource, PartitionLag } from './lag-reader.ts'

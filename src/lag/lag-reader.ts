@@ -16,6 +16,14 @@ export interface LagQuery {
   readonly initialOffset: 'earliest' | 'latest'
 }
 
+/** A source whose lag is wanted: how to read it, or why it cannot be read (its `spec.net` does not resolve). */
+export interface LagSource {
+  /** Its `id` is the source's key. */
+  readonly query: LagQuery
+  /** Set when the source's `spec.net` cannot be resolved: its lag is then not read, for this reason. */
+  readonly netProblem?: string
+}
+
 /** A consumer group's lag on one partition, as `lagBetween` defines it. */
 export interface PartitionLag {
   readonly topic: string

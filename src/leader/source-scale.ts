@@ -1,7 +1,7 @@
 import { isPaused } from '../api/index.ts'
+import { lagSourceOf } from '../autoscale/index.ts'
 import type { Autoscaler, AutoscaleTarget } from '../autoscale/index.ts'
 import type { VPod } from '../scheduler/index.ts'
-import { unresolvedMessage } from '../secrets/index.ts'
 import type { NetResolution } from '../secrets/index.ts'
 import { isKafkaSource } from '../store/index.ts'
 import type { ScaleRecord, StoredEntry, StoredKafkaSource } from '../store/index.ts'
@@ -13,20 +13,11 @@ export function isSourceKey(key: string): boolean {
 
 /** A KafkaSource as the autoscaler reads it, with its resolved `spec.net` (or why it cannot be resolved). */
 export function autoscaleTarget(entry: StoredEntry<StoredKafkaSource>, net: NetResolution): AutoscaleTarget {
-  const { spec } = entry.object
   return {
     key: entry.key,
     annotations: entry.object.metadata.annotations,
     paused: isPaused(entry.object.metadata),
-    brokers: spec.bootstrapServers,
-    ...(net.kind === 'unresolved'
-      ? { netProblem: unresolvedMessage(net) }
-      : net.security === undefined
-        ? {}
-        : { security: net.security }),
-    groupId: spec.consumerGroup,
-    topics: spec.topics,
-    initialOffset: spec.initialOffset
+    ...lagSourceOf(entry, net)
   }
 }
 

@@ -15,4 +15,4 @@ export type { SourceActivity, SourceMetricsOptions, StatusClassLabel } from './s
 export { CONTROL_DURATION_BUCKETS, ControllerMetrics, routeOf } from './controller-metrics.ts'
 export type { ControllerMetricsOptions, ControllerView, RouteLabel, SourcePlacementView } from './controller-metrics.ts'
 export { DEFAULT_LAG_HISTORY_MS, DEFAULT_LAG_INTERVAL_MS, LagMonitor } from './lag-monitor.ts'
-export type { LagMonitorOptions, LagSnapshot, LagTarget } from './lag-monitor.ts'
+export type { LagMonitorOptions, LagSnapshot } from './lag-monitor.ts'

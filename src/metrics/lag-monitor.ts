@@ -1,25 +1,9 @@
-import type { KafkaClientSecurity } from '../kafka/index.ts'
 import { LagReader, lagFigures, ratesBetween } from '../lag/index.ts'
-import type { LagQuery, LagSample } from '../lag/index.ts'
-
-/** A KafkaSource as the lag monitor needs it. */
-export interface LagTarget {
-  /** `KafkaSource/namespace/name`. */
-  readonly key: string
-  readonly group: string
-  readonly topics: readonly string[]
-  readonly bootstrapServers: readonly string[]
-  /** The source's `spec.initialOffset`: where the lag of a partition its group never committed counts from. */
-  readonly initialOffset: 'earliest' | 'latest'
-  /** The source's resolved `spec.net` (absent: PLAINTEXT). */
-  readonly security?: KafkaClientSecurity
-  /** Why its `spec.net` cannot be resolved: the source is then not measured, and this is logged once. */
-  readonly netProblem?: string
-}
+import type { LagQuery, LagSample, LagSource } from '../lag/index.ts'
 
 export interface LagMonitorOptions {
   /** The sources to measure now; asked on every round. */
-  readonly targets: () => readonly LagTarget[]
+  readonly targets: () => readonly LagSource[]
   /** Default 5 s. */
   readonly intervalMs?: number
   /** How much history to keep per source (default 10 minutes). */
@@ -110,23 +94,16 @@ export class LagMonitor {
   async measure(): Promise<void> {
     const targets = this.#options.targets()
     const queries: LagQuery[] = []
-    for (const t of targets) {
-      if (t.netProblem !== undefined) {
-        if (this.#netProblems.get(t.key) !== t.netProblem) {
-          this.#netProblems.set(t.key, t.netProblem)
-          this.#options.log?.(`could not measure the lag of ${t.key}`, t.netProblem)
+    for (const { query, netProblem } of targets) {
+      if (netProblem !== undefined) {
+        if (this.#netProblems.get(query.id) !== netProblem) {
+          this.#netProblems.set(query.id, netProblem)
+          this.#options.log?.(`could not measure the lag of ${query.id}`, netProblem)
         }
         continue
       }
-      this.#netProblems.delete(t.key)
-      queries.push({
-        id: t.key,
-        brokers: t.bootstrapServers,
-        ...(t.security === undefined ? {} : { security: t.security }),
-        groupId: t.group,
-        topics: t.topics,
-        initialOffset: t.initialOffset
-      })
+      this.#netProblems.delete(query.id)
+      queries.push(query)
     }
     const at = this.#now()
     const readings = await this.#reader.read(queries)
@@ -137,7 +114,7 @@ export class LagMonitor {
     }
     for (const reason of problems) this.#options.log?.('could not measure the lag of some sources', reason)
     // Sources that are gone lose their history.
-    const live = new Set(targets.map(t => t.key))
+    const live = new Set(targets.map(t => t.query.id))
     for (const key of this.#history.keys()) if (!live.has(key)) this.#history.delete(key)
     for (const key of this.#netProblems.keys()) if (!live.has(key)) this.#netProblems.delete(key)
     for (const listener of this.#listeners) listener()

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util'
 import type { ParseArgsOptionsConfig } from 'node:util'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
 import { parseBootstrap } from '../kafka/index.ts'
-import type { Acks } from './produce.ts'
+import type { Acks, ProducePerfOptions } from './produce.ts'
 
 export const PERF_USAGE = `usage: shoal perf produce|consume|e2e [flags]   (brokers: --bootstrap-server or KAFKA_BOOTSTRAP_SERVERS)
 
@@ -19,18 +19,11 @@ export const PERF_USAGE = `usage: shoal perf produce|consume|e2e [flags]   (brok
 A progress bar on a terminal; plain lines otherwise.
 `
 
-export interface ProduceArgs {
-  readonly kind: 'produce'
-  readonly brokers: readonly string[]
-  readonly topic: string
-  readonly numRecords: number
-  readonly recordSize: number
-  readonly throughput: number
-  readonly acks: Acks
-  readonly batchBytes?: number
-  readonly lingerMs?: number
-  readonly maxInFlight?: number
-}
+/** `shoal perf produce`: the run's settings as producePerf takes them. */
+export type ProduceArgs = { readonly kind: 'produce' } & Pick<
+  ProducePerfOptions,
+  'brokers' | 'topic' | 'numRecords' | 'recordSize' | 'throughput' | 'acks' | 'batchBytes' | 'lingerMs' | 'maxInFlight'
+>
 
 export interface ConsumeArgs {
   readonly kind: 'consume'

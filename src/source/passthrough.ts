@@ -1,6 +1,6 @@
+import { CLOUD_EVENT_ATTRIBUTE_NAME } from '../api/index.ts'
 import { isAbsoluteUri, isJsonMediaType, isMediaType, isRfc3339 } from './attribute-checks.ts'
 import type { CloudEvent, CloudEventAttributes } from '../delivery/index.ts'
-import { ATTRIBUTE_NAME } from '../delivery/index.ts'
 import type { RecordHeader } from './kafka-record.ts'
 import { decodeUtf8 } from './kafka-record.ts'
 
@@ -38,7 +38,8 @@ export function parseBinary(headers: readonly RecordHeader[], value: Buffer): Pa
     }
     if (!lower.startsWith(CE_PREFIX)) continue
     const name = lower.slice(CE_PREFIX.length)
-    if (!ATTRIBUTE_NAME.test(name)) return fail(`header ${header.name}: not a CloudEvents attribute name (a-z, 0-9)`)
+    if (!CLOUD_EVENT_ATTRIBUTE_NAME.test(name))
+      return fail(`header ${header.name}: not a CloudEvents attribute name (a-z, 0-9)`)
     const text = decodeUtf8(header.value)
     if (text === undefined) return fail(`header ${header.name}: the value is not UTF-8`)
     const previous = fields.get(name)
@@ -86,7 +87,7 @@ export function parseStructured(contentType: string, value: Buffer): Parsed {
       continue
     }
     if (member === null) continue
-    if (!ATTRIBUTE_NAME.test(name))
+    if (!CLOUD_EVENT_ATTRIBUTE_NAME.test(name))
       return fail(`member ${JSON.stringify(name)}: not a CloudEvents attribute name (a-z, 0-9)`)
     const canonical = canonicalString(member)
     if (canonical === undefined) return fail(`attribute ${name}: not a string, integer or boolean`)

@@ -1,7 +1,8 @@
+import { CLOUD_EVENT_ATTRIBUTE_NAME, CLOUD_EVENT_CONTEXT_ATTRIBUTES } from '../api/index.ts'
 import type { CloudEventOverrides } from '../api/index.ts'
 import { isMediaType } from './attribute-checks.ts'
 import type { CloudEvent, CloudEventAttributes } from '../delivery/index.ts'
-import { ATTRIBUTE_NAME, CONTEXT_ATTRIBUTES, TRACE_EXTENSIONS } from '../delivery/index.ts'
+import { TRACE_EXTENSIONS } from '../delivery/index.ts'
 import type { KafkaRecord, RecordHeader } from './kafka-record.ts'
 import { decodeUtf8, recordHeaders } from './kafka-record.ts'
 import { isBinaryCloudEvent, isStructuredCloudEvent, parseBinary, parseStructured } from './passthrough.ts'
@@ -36,7 +37,7 @@ export const KAFKA_EVENT_TYPE = 'dev.knative.kafka.event'
 export const KAFKA_HEADER_PREFIX = 'kafkaheader'
 
 const EMPTY = Buffer.alloc(0)
-const RESERVED = new Set(CONTEXT_ATTRIBUTES)
+const RESERVED = new Set(CLOUD_EVENT_CONTEXT_ATTRIBUTES)
 
 /**
  * The CloudEvent for a Kafka record. A record with a `ce_specversion` header (binary mode) or a
@@ -153,7 +154,7 @@ function finish(
   if (overrides !== undefined) {
     for (const [name, text] of Object.entries(overrides)) {
       // Validation refuses these names; a source written around it still cannot rewrite core attributes.
-      if (ATTRIBUTE_NAME.test(name) && !RESERVED.has(name)) extensions[name] = text
+      if (CLOUD_EVENT_ATTRIBUTE_NAME.test(name) && !RESERVED.has(name)) extensions[name] = text
     }
   }
   return owned ? event : { attributes: event.attributes, extensions, data: event.data }

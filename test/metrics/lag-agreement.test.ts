@@ -9,7 +9,9 @@ import { brokers, createTopic, uniqueName } from '../helpers/kafka.ts'
 /** The lag /metrics shows: one round of the controller's lag monitor. */
 async function monitorLag(group: string, topic: string, initialOffset: 'earliest' | 'latest'): Promise<number> {
   const monitor = new LagMonitor({
-    targets: () => [{ key: 'KafkaSource/ns/s', group, topics: [topic], bootstrapServers: brokers(), initialOffset }]
+    targets: () => [
+      { query: { id: 'KafkaSource/ns/s', groupId: group, topics: [topic], brokers: brokers(), initialOffset } }
+    ]
   })
   try {
     await monitor.measure()
@@ -27,10 +29,7 @@ async function autoscalerLag(group: string, topic: string, initialOffset: 'earli
     key: 'KafkaSource/ns/s',
     annotations: undefined,
     paused: false,
-    brokers: brokers(),
-    groupId: group,
-    topics: [topic],
-    initialOffset
+    query: { id: 'KafkaSource/ns/s', brokers: brokers(), groupId: group, topics: [topic], initialOffset }
   }
   const autoscaler = new Autoscaler({
     targets: () => [target],
