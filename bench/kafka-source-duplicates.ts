@@ -12,7 +12,7 @@ import { promisify } from 'node:util'
 import { parseArgs } from 'node:util'
 import { DELIVERER_DEFAULTS } from '../src/delivery/index.ts'
 import { startEmbeddedKafka } from '../src/kafka/embedded/index.ts'
-import { DEFAULT_MAX_IN_FLIGHT } from '../src/source/index.ts'
+import { DEFAULT_MAX_IN_FLIGHT } from '../src/kafka-source/index.ts'
 import {
   PARTITIONS,
   RECORD_BYTES,

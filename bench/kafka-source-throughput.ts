@@ -7,7 +7,7 @@ import { fork } from 'node:child_process'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import { Pool } from 'undici'
-import { DEFAULT_MAX_IN_FLIGHT } from '../src/source/index.ts'
+import { DEFAULT_MAX_IN_FLIGHT } from '../src/kafka-source/index.ts'
 import {
   PARTITIONS,
   RECORD_BYTES,

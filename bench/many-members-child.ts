@@ -4,7 +4,7 @@
 //
 //   forked by bench/many-members.ts; not run by hand
 import { Kafka, logLevel } from 'kafkajs'
-import { SourceRunner } from '../src/source/index.ts'
+import { SourceRunner } from '../src/kafka-source/index.ts'
 
 /** What the child tells its parent. */
 export type ChildMessage =

@@ -23,9 +23,9 @@ import { DEFAULT_SERVICE_URL_TEMPLATE } from '../src/api/index.ts'
 import { Deliverer } from '../src/delivery/index.ts'
 import type { DeliveryTarget } from '../src/delivery/index.ts'
 import { ContractState } from '../src/dispatcher/contract-state.ts'
-import { MemoryReleaser } from '../src/ping/memory-release.ts'
-import type { MemoryRelease } from '../src/ping/memory-release.ts'
-import { DEFAULT_RELEASE_MEMORY_AFTER } from '../src/ping/index.ts'
+import { MemoryReleaser } from '../src/ping-source/memory-release.ts'
+import type { MemoryRelease } from '../src/ping-source/memory-release.ts'
+import { DEFAULT_RELEASE_MEMORY_AFTER } from '../src/ping-source/index.ts'
 import {
   DEFAULT_TICK_SLICE,
   PingEventBuilder,
@@ -36,8 +36,8 @@ import {
   TickTimer,
   pingRecordOf,
   pingTargetOf
-} from '../src/ping/index.ts'
-import type { Firing, PingRecord, PingSink, Tick } from '../src/ping/index.ts'
+} from '../src/ping-source/index.ts'
+import type { Firing, PingRecord, PingSink, Tick } from '../src/ping-source/index.ts'
 import type { StoredPingSource } from '../src/store/index.ts'
 import type { PingSinkCommand, PingSinkMessage } from './ping-sink.ts'
 

@@ -1,6 +1,6 @@
 import { isPaused } from '../api/index.ts'
 import { lagSourceOf } from '../autoscale/index.ts'
-import { parseResetTarget, readOffsets, resetOffsets } from '../source/index.ts'
+import { parseResetTarget, readOffsets, resetOffsets } from '../kafka-source/index.ts'
 import type { LagQuery } from '../lag/index.ts'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
 import { sourceNet, unresolvedMessage } from '../secrets/index.ts'

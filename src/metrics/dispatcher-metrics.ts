@@ -1,6 +1,6 @@
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import type { DeliveryObserver } from '../delivery/index.ts'
-import type { SourceObserver } from '../source/index.ts'
+import type { SourceObserver } from '../kafka-source/index.ts'
 import { SourceMetrics } from './source-metrics.ts'
 import type { SourceActivity } from './source-metrics.ts'
 

@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram } from 'prom-client'
 import type { Registry } from 'prom-client'
 import { statusClass } from '../delivery/index.ts'
-import type { SourceObserver } from '../source/index.ts'
+import type { SourceObserver } from '../kafka-source/index.ts'
 import type { AttemptInfo, DeliveryObserver, Endpoint, OutcomeInfo, RetryInfo } from '../delivery/index.ts'
 import { rankSources } from './rank-sources.ts'
 import { otherLabels, sourceLabels } from './source-labels.ts'

@@ -14,8 +14,8 @@ import type {
   RetryInfo
 } from '../../src/delivery/index.ts'
 import { Deliverer, DeliveryCounters, resolveDeliveryPolicy } from '../../src/delivery/index.ts'
-import { recordToEvent } from '../../src/source/index.ts'
-import type { KafkaRecord } from '../../src/source/index.ts'
+import { recordToEvent } from '../../src/kafka-source/index.ts'
+import type { KafkaRecord } from '../../src/kafka-source/index.ts'
 import type { DeliverySpec } from '../../src/api/index.ts'
 import type { Answer, Received, Script, TestSink } from './sink-server.ts'
 import { gate, startSink, unreachableUrl } from './sink-server.ts'

@@ -20,7 +20,7 @@ import type { ControllerProcess } from '../helpers/controllers.ts'
 import { http } from '../helpers/http.ts'
 import { brokers, uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
-import { committedOffsets, createTopic, describeGroup, endOffsets } from '../source/helpers.ts'
+import { committedOffsets, createTopic, describeGroup, endOffsets } from '../kafka-source/helpers.ts'
 import { startDispatcherProcess } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
 

@@ -1,13 +1,13 @@
 // PingSource ticks as a user's sink sees them, counted against an independent truth: a sink that records every
 // event (its nominal `ce-time`, arrival, late mark) per source, PingSources firing every second created through
 // the API, and the counting — per source, per nominal second of a window, which seconds never arrived (not even
-// late) and which arrived more than once. Shared by the churn test (test/ping/ping-churn.test.ts) and the failure
+// late) and which arrived more than once. Shared by the churn test (test/ping-source/ping-churn.test.ts) and the failure
 // drills (test/faults/), so both count the same way.
 import { once } from 'node:events'
 import { createServer } from 'node:http'
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { LATE_EXTENSION } from '../../src/ping/index.ts'
+import { LATE_EXTENSION } from '../../src/ping-source/index.ts'
 import { http } from './http.ts'
 import { eventually } from './wait.ts'
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import type { KafkaRecord, MappingResult } from '../../src/source/index.ts'
-import { headerExtensionName, recordToEvent } from '../../src/source/index.ts'
+import type { KafkaRecord, MappingResult } from '../../src/kafka-source/index.ts'
+import { headerExtensionName, recordToEvent } from '../../src/kafka-source/index.ts'
 
 const source = { namespace: 'team-a', name: 'orders-source' }
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { OffsetTracker } from '../../src/source/offset-tracker.ts'
-import type { TrackedOffset } from '../../src/source/offset-tracker.ts'
+import { OffsetTracker } from '../../src/kafka-source/offset-tracker.ts'
+import type { TrackedOffset } from '../../src/kafka-source/offset-tracker.ts'
 
 /** Hands a record to delivery and marks it handled, as the member does. */
 function done(t: OffsetTracker, ...entries: TrackedOffset[]): void {

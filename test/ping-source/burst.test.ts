@@ -8,8 +8,8 @@ import {
   pingRecordOf,
   pingTargetOf,
   tickEventId
-} from '../../src/ping/index.ts'
-import type { Tick } from '../../src/ping/index.ts'
+} from '../../src/ping-source/index.ts'
+import type { Tick } from '../../src/ping-source/index.ts'
 import type { StoredPingSource } from '../../src/store/index.ts'
 
 describe('TickHeap with many keys on one time', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
-import { SourceRunner } from '../../src/source/index.ts'
-import type { ConsumerSpec, Outcome, SourceRecord } from '../../src/source/index.ts'
+import { SourceRunner } from '../../src/kafka-source/index.ts'
+import type { ConsumerSpec, Outcome, SourceRecord } from '../../src/kafka-source/index.ts'
 import { brokers, uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
 import {

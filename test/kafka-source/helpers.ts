@@ -1,7 +1,7 @@
 import { Admin, ProduceAcks, Producer } from '@platformatic/kafka'
 import { ensureTopics } from '../../src/kafka/index.ts'
-import { SourceRunner } from '../../src/source/index.ts'
-import type { Deliver, ConsumerSpec, Outcome, SourceRecord, SourceRunnerOptions } from '../../src/source/index.ts'
+import { SourceRunner } from '../../src/kafka-source/index.ts'
+import type { Deliver, ConsumerSpec, Outcome, SourceRecord, SourceRunnerOptions } from '../../src/kafka-source/index.ts'
 import { brokers } from '../helpers/kafka.ts'
 import type { Log } from '../../src/log/index.ts'
 

@@ -3,18 +3,18 @@
 // liveness timeout later, restarts with a new incarnation, a dispatcher cut off from Kafka (it fences itself)
 // and healed, contract and heartbeat reads that lag, ticks that stay in flight, and a scheduler leader whose
 // clock is off — over dispatchers built from the plane's own pure parts: the ScheduleTable, the TickLedger, the
-// ContractState, the WatermarkBook and the hand-over functions the plane calls (src/ping/hand-over.ts). The
+// ContractState, the WatermarkBook and the hand-over functions the plane calls (src/ping-source/hand-over.ts). The
 // reference model is the schedule itself: every second since the source's creation is a tick that must reach the
 // sink. It asserts that no second is missing and that the seconds fired twice stay inside the documented window
 // of each event (docs/ping-source.md#hand-over).
 //
-//   SHOAL_MODEL_RUNS=2000 node --test test/ping/hand-over-model.test.ts     more runs (default 300)
+//   SHOAL_MODEL_RUNS=2000 node --test test/ping-source/hand-over-model.test.ts     more runs (default 300)
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import { movedChain } from '../../src/leader/index.ts'
 import { ContractState } from '../../src/dispatcher/contract-state.ts'
-import { HANDOVER_WAIT_MS } from '../../src/ping/index.ts'
+import { HANDOVER_WAIT_MS } from '../../src/ping-source/index.ts'
 import {
   ScheduleTable,
   TickLedger,
@@ -24,8 +24,8 @@ import {
   heartbeatWatermark,
   holdersOf,
   releaseSchedule
-} from '../../src/ping/index.ts'
-import type { Firing, ScheduleSpec, Stopping } from '../../src/ping/index.ts'
+} from '../../src/ping-source/index.ts'
+import type { Firing, ScheduleSpec, Stopping } from '../../src/ping-source/index.ts'
 import type { ContractRecord, MovedFrom } from '../../src/store/index.ts'
 
 const RUNS = Number(process.env['SHOAL_MODEL_RUNS'] ?? 300)

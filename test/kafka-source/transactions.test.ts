@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
 import { Producer } from '@platformatic/kafka'
-import { SourceRunner } from '../../src/source/index.ts'
+import { SourceRunner } from '../../src/kafka-source/index.ts'
 import { brokers, uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
 import { Collector, committedOffsets, createTopic, endOffsets, testLog } from './helpers.ts'

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { assignPartitions, balancedCooperativeAssigner } from '../../src/source/assignor.ts'
-import type { MemberClaim } from '../../src/source/assignor.ts'
+import { assignPartitions, balancedCooperativeAssigner } from '../../src/kafka-source/assignor.ts'
+import type { MemberClaim } from '../../src/kafka-source/assignor.ts'
 
 const TOPIC = 't'
 const counts = (n: number) => new Map([[TOPIC, n]])

@@ -8,15 +8,15 @@
 // no record is in delivery by two members at once; at the end, that everything was delivered, the group's commit
 // is at the log end, and no member's tracker refused a commit.
 //
-//   SHOAL_MODEL_RUNS=20 npm test -- test/source/member-model.test.ts     more runs (default 3 per ordering)
+//   SHOAL_MODEL_RUNS=20 npm test -- test/kafka-source/member-model.test.ts     more runs (default 3 per ordering)
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { after, describe, it } from 'node:test'
 import fc from 'fast-check'
 import { Kafka, logLevel } from 'kafkajs'
 import type { Producer } from 'kafkajs'
-import { SourceRunner } from '../../src/source/index.ts'
-import type { Ordering, Outcome, SourceRecord } from '../../src/source/index.ts'
+import { SourceRunner } from '../../src/kafka-source/index.ts'
+import type { Ordering, Outcome, SourceRecord } from '../../src/kafka-source/index.ts'
 import { brokers, uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
 import { committedOffsets, createTopic, endOffsets, testLog } from './helpers.ts'

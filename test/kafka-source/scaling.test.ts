@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
-import { SourceRunner, commitInitialOffsets } from '../../src/source/index.ts'
-import type { Outcome, SourceRecord } from '../../src/source/index.ts'
+import { SourceRunner, commitInitialOffsets } from '../../src/kafka-source/index.ts'
+import type { Outcome, SourceRecord } from '../../src/kafka-source/index.ts'
 import { brokers, uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
 import {

@@ -12,8 +12,8 @@ import {
   heartbeatWatermark,
   readWatermark,
   releaseSchedule
-} from '../../src/ping/index.ts'
-import type { Holder } from '../../src/ping/index.ts'
+} from '../../src/ping-source/index.ts'
+import type { Holder } from '../../src/ping-source/index.ts'
 
 const iso = (ms: number): string => new Date(ms).toISOString()
 const T = Date.parse('2024-05-01T10:00:00Z')

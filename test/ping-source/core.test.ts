@@ -10,8 +10,8 @@ import {
   TickTimer,
   latePolicyOf,
   tickEventId
-} from '../../src/ping/index.ts'
-import type { ScheduleSpec } from '../../src/ping/index.ts'
+} from '../../src/ping-source/index.ts'
+import type { ScheduleSpec } from '../../src/ping-source/index.ts'
 
 const at = (iso: string): number => Date.parse(iso)
 const isos = (ticks: readonly number[]): string[] => ticks.map(t => new Date(t).toISOString())

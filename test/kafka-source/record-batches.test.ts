@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { decodeFetchedBatches } from '../../src/source/record-batches.ts'
+import { decodeFetchedBatches } from '../../src/kafka-source/record-batches.ts'
 import { LOG_APPEND_TIME, TRANSACTIONAL, batch, marker } from '../helpers/batches.ts'
 
 const offsets = (r: { records: Array<{ offset: bigint }> }): bigint[] => r.records.map(x => x.offset)

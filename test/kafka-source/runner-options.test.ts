@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { SourceRunner } from '../../src/source/index.ts'
-import type { SourceRunnerOptions } from '../../src/source/index.ts'
+import { SourceRunner } from '../../src/kafka-source/index.ts'
+import type { SourceRunnerOptions } from '../../src/kafka-source/index.ts'
 
 const valid: SourceRunnerOptions = {
   brokers: ['127.0.0.1:9'],

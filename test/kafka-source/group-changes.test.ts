@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
 import { Admin } from '@platformatic/kafka'
-import type { Outcome, SourceRecord } from '../../src/source/index.ts'
+import type { Outcome, SourceRecord } from '../../src/kafka-source/index.ts'
 import { brokers, uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
 import { Collector, createTopic, messages, produce, runnerOf } from './helpers.ts'

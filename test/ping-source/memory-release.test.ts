@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { afterEach, beforeEach, describe, it, mock } from 'node:test'
-import { MemoryReleaser, reduceMemory } from '../../src/ping/memory-release.ts'
-import type { MemoryRelease } from '../../src/ping/memory-release.ts'
+import { MemoryReleaser, reduceMemory } from '../../src/ping-source/memory-release.ts'
+import type { MemoryRelease } from '../../src/ping-source/memory-release.ts'
 
 function releaser(threshold: number, canPause: () => boolean = () => true) {
   const releases: MemoryRelease[] = []
