@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util'
 import type { ParseArgsOptionsConfig } from 'node:util'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
 import { parseBootstrap } from '../kafka/index.ts'
+import type { E2ePerfOptions } from './e2e.ts'
 import type { Acks, ProducePerfOptions } from './produce.ts'
 
 export const PERF_USAGE = `usage: shoal perf produce|consume|e2e [flags]   (brokers: --bootstrap-server or KAFKA_BOOTSTRAP_SERVERS)
@@ -38,17 +39,11 @@ export interface ConsumeArgs {
   readonly hideHeader: boolean
 }
 
-export interface E2eArgs {
-  readonly kind: 'e2e'
-  readonly brokers: readonly string[]
-  readonly numRecords: number
-  readonly recordSize: number
-  readonly throughput: number
-  readonly acks: Acks
-  readonly consumers: number
-  readonly partitions: number
-  readonly timeoutMs: number
-}
+/** `shoal perf e2e`: the run's settings as e2ePerf takes them (its timeout always set). */
+export type E2eArgs = { readonly kind: 'e2e' } & Pick<
+  E2ePerfOptions,
+  'brokers' | 'numRecords' | 'recordSize' | 'throughput' | 'acks' | 'consumers' | 'partitions'
+> & { readonly timeoutMs: number }
 
 export type PerfArgs = ProduceArgs | ConsumeArgs | E2eArgs | { readonly kind: 'help' }
 
