@@ -132,13 +132,18 @@ const kafkaSource = envelope(
       },
       consumers: { type: 'integer', minimum: 0, maximum: INT32_MAX, description: 'Group members; default 1.' },
       initialOffset: { type: 'string', enum: ['earliest', 'latest'], description: 'Default latest.' },
-      ordering: { type: 'string', enum: ['ordered', 'unordered'], description: 'Default ordered.' },
+      ordering: {
+        type: 'string',
+        enum: ['ordered', 'unordered', 'key'],
+        description:
+          "Default ordered. `key` is Shoal's: records of one Kafka key one at a time, in offset order; other keys in parallel."
+      },
       maxInFlight: {
         type: 'integer',
         minimum: 1,
         maximum: 100_000,
         description:
-          'Shoal: records in flight per vreplica when unordered (default 100; ordered keeps one per partition).'
+          'Shoal: records in flight per vreplica when unordered or key (default 100; ordered keeps one per partition).'
       },
       net,
       sink: destination,

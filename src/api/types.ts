@@ -102,8 +102,9 @@ export interface KafkaSourceSpec {
   readonly consumerGroup?: string
   readonly consumers: number
   readonly initialOffset: 'earliest' | 'latest'
-  readonly ordering: 'ordered' | 'unordered'
-  /** Shoal's own: records in flight per vreplica when unordered; absent means DEFAULT_MAX_IN_FLIGHT (100). */
+  /** Knative's `ordered` and `unordered`; `key` is Shoal's own (one record of a Kafka key in delivery at a time). */
+  readonly ordering: 'ordered' | 'unordered' | 'key'
+  /** Shoal's own: records in flight per vreplica when unordered or key; absent means DEFAULT_MAX_IN_FLIGHT (100). */
   readonly maxInFlight?: number
   readonly net?: KafkaNetSpec
   readonly sink: Destination

@@ -15,6 +15,13 @@ export const DEFAULT_DRAIN_MS = 10_000
  */
 export const MAX_UNCOMMITTED_PER_PARTITION = 10_000
 
+/**
+ * `ordering: key`: records of one partition that may wait behind a busy key before the partition is fetched no
+ * further. Each holds its bytes (unlike a record handled ahead of a slow one), so this bounds that memory: a hot
+ * key behind a slow sink parks at most this many records per partition, besides one fetch.
+ */
+export const MAX_KEY_WAITING_PER_PARTITION = 1_000
+
 /** How long a fetch waits at the broker for data; also the most a newly eligible partition waits to be fetched. */
 export const FETCH_MAX_WAIT_MS = 500
 /**

@@ -1,4 +1,5 @@
 import { DELIVER_ERROR_BACKOFF_MS } from './defaults.ts'
+import { laneKeyOf } from './key-lanes.ts'
 import type { MemberContext } from './member-context.ts'
 import type { PartitionRun, QueuedRecord } from './partition-run.ts'
 import type { Outcome } from './types.ts'
@@ -44,7 +45,7 @@ export class DeliveryWindow {
 
   /** Lets go of a partition's records not started yet (they are fetched again by whoever owns it next). */
   dropQueue(run: PartitionRun): void {
-    this.#queued -= run.queue.length - run.head
+    this.#queued -= run.queue.length - run.head + run.lanes.clear()
     run.queue = []
     run.head = 0
   }
@@ -52,23 +53,24 @@ export class DeliveryWindow {
   /**
    * Starts deliveries while the window has room, round-robin over partitions. Ordered: one record in flight
    * per partition. Unordered: a partition holds at most maxInFlight − (partitions − 1) slots, so however
-   * slow its records are, every other partition keeps a slot.
+   * slow its records are, every other partition keeps a slot. Key: as unordered, but a record whose key has one
+   * out waits behind it (see KeyLanes), and the partition's next records go on.
    */
   pump(): void {
     if (this.#ctx.stopping()) return
     const max = this.#ctx.options.maxInFlight
     const runs = [...this.#ctx.runs.values()]
     if (runs.length === 0) return
-    const cap = this.#ctx.options.source.ordering === 'ordered' ? 1 : Math.max(1, max - (runs.length - 1))
+    const ordering = this.#ctx.options.source.ordering
+    const cap = ordering === 'ordered' ? 1 : Math.max(1, max - (runs.length - 1))
+    const startNext =
+      ordering === 'key' ? (run: PartitionRun) => this.#startByKey(run) : (run: PartitionRun) => this.#startHead(run)
     let started = true
     while (started && this.#inFlight < max) {
       started = false
       for (let i = 0; i < runs.length && this.#inFlight < max; i++) {
         const run = runs[(this.#cursor + i) % runs.length]!
-        if (run.inFlight < cap && run.head < run.queue.length) {
-          this.#start(run)
-          started = true
-        }
+        if (run.inFlight < cap && startNext(run)) started = true
       }
       this.#cursor = (this.#cursor + 1) % runs.length
     }
@@ -86,10 +88,38 @@ export class DeliveryWindow {
     })
   }
 
-  #start(run: PartitionRun): void {
+  /** Starts the partition's next queued record, if any. */
+  #startHead(run: PartitionRun): boolean {
+    const item = this.#takeHead(run)
+    if (item === undefined) return false
+    this.#start(run, item)
+    return true
+  }
+
+  /**
+   * `ordering: key`: starts the oldest record whose key turned free, else the first queued record whose key is
+   * free; the queued records of busy keys met on the way wait behind their key (still counted as queued).
+   */
+  #startByKey(run: PartitionRun): boolean {
+    let item = run.lanes.nextReady()
+    while (item === undefined) {
+      const next = this.#takeHead(run)
+      if (next === undefined) return false
+      if (run.lanes.admit(laneKeyOf(next.record.key), next)) item = next
+    }
+    this.#start(run, item)
+    return true
+  }
+
+  #takeHead(run: PartitionRun): QueuedRecord | undefined {
+    if (run.head >= run.queue.length) return undefined
     const item = run.queue[run.head]!
     run.queue[run.head] = undefined
     run.head++
+    return item
+  }
+
+  #start(run: PartitionRun, item: QueuedRecord): void {
     this.#queued--
     run.inFlight++
     this.#inFlight++
@@ -104,7 +134,7 @@ export class DeliveryWindow {
   #deliver(run: PartitionRun, item: QueuedRecord, backoff: number): void {
     const signal = run.stop.signal
     if (signal.aborted) {
-      this.#ended(run)
+      this.#ended(run, item)
       return
     }
     let delivering: Promise<Outcome>
@@ -117,7 +147,7 @@ export class DeliveryWindow {
       outcome => {
         this.#outcomes[outcome] = (this.#outcomes[outcome] ?? 0) + 1
         item.tracker.handled(item.entry)
-        this.#ended(run)
+        this.#ended(run, item)
       },
       error => void this.#retry(run, item, backoff, error)
     )
@@ -138,7 +168,9 @@ export class DeliveryWindow {
   }
 
   /** A record's delivery is over (handled, or its partition left): its slot goes to the next record. */
-  #ended(run: PartitionRun): void {
+  #ended(run: PartitionRun, item: QueuedRecord): void {
+    // A partition that left has its lanes cleared: this frees nothing there.
+    if (this.#ctx.options.source.ordering === 'key') run.lanes.done(laneKeyOf(item.record.key))
     run.inFlight--
     this.#inFlight--
     if (this.#inFlight === 0) for (const resolve of this.#drained.splice(0)) resolve()

@@ -51,7 +51,7 @@ export function partitionStatusOf(run: PartitionRun): PartitionStatus {
     committable,
     committed: run.tracker?.committed,
     lag: lagOf(run.endOffset, committable),
-    queued: run.queue.length - run.head,
+    queued: run.queue.length - run.head + run.lanes.waiting,
     inFlight: run.inFlight
   }
 }

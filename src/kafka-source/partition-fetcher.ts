@@ -5,6 +5,7 @@ import {
   FETCH_MAX_BYTES,
   FETCH_MAX_WAIT_MS,
   FETCH_PARTITION_MAX_BYTES,
+  MAX_KEY_WAITING_PER_PARTITION,
   MAX_UNCOMMITTED_PER_PARTITION
 } from './defaults.ts'
 import type { DeliveryWindow } from './delivery-window.ts'
@@ -51,8 +52,8 @@ export class PartitionFetcher {
   }
 
   /**
-   * Partitions to fetch now: started, not revoked, every record of their last fetch started, and not too far
-   * ahead of their commit. So a member holds at most one fetch per partition that waits for a slot: when the
+   * Partitions to fetch now: started, not revoked, every record of their last fetch started (or, `ordering:
+   * key`, waiting behind its key, up to MAX_KEY_WAITING_PER_PARTITION), and not too far ahead of their commit. So a member holds at most one fetch per partition that waits for a slot: when the
    * window is full, fetching stops (backpressure), while a partition with room goes on being fetched.
    */
   fetchable(): PartitionRun[] {
@@ -60,6 +61,7 @@ export class PartitionFetcher {
     for (const run of this.#ctx.runs.values()) {
       if (run.revoked || run.resetting || run.tracker === undefined) continue
       if (run.head < run.queue.length) continue
+      if (run.lanes.waiting >= MAX_KEY_WAITING_PER_PARTITION) continue
       if (run.tracker.outstanding >= MAX_UNCOMMITTED_PER_PARTITION) continue
       runs.push(run)
     }

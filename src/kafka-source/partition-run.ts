@@ -1,3 +1,4 @@
+import { KeyLanes } from './key-lanes.ts'
 import type { OffsetTracker, TrackedOffset } from './offset-tracker.ts'
 import type { SourceRecord } from './types.ts'
 
@@ -11,6 +12,8 @@ export interface PartitionRun {
   /** Fetched records not started yet, from `head` on (a started one is let go). */
   queue: Array<QueuedRecord | undefined>
   head: number
+  /** `ordering: key`: records taken from the queue that wait behind a record of their key (empty otherwise). */
+  readonly lanes: KeyLanes<QueuedRecord>
   inFlight: number
   /** Set once the partition is no longer this member's: nothing more is fetched or started for it. */
   revoked: boolean
@@ -47,6 +50,7 @@ export function newPartitionRun(id: string, topic: string, partition: number): P
     tracker: undefined,
     queue: [],
     head: 0,
+    lanes: new KeyLanes(),
     inFlight: 0,
     revoked: false,
     stop: new AbortController(),

@@ -37,7 +37,8 @@ export type Deliver = (record: SourceRecord, signal: AbortSignal, wireSignal: Ab
 export const InitialOffsets = { EARLIEST: 'earliest', LATEST: 'latest' } as const
 export type InitialOffset = (typeof InitialOffsets)[keyof typeof InitialOffsets]
 
-export const Orderings = { ORDERED: 'ordered', UNORDERED: 'unordered' } as const
+/** Knative's `ordered` and `unordered`, and Shoal's `key`: one record of a key in delivery at a time. */
+export const Orderings = { ORDERED: 'ordered', UNORDERED: 'unordered', KEY: 'key' } as const
 export type Ordering = (typeof Orderings)[keyof typeof Orderings]
 
 /**

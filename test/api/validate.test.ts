@@ -132,6 +132,23 @@ describe('validateResource: KafkaSource maxInFlight', () => {
   })
 })
 
+describe('validateResource: KafkaSource ordering', () => {
+  it("takes Knative's ordered and unordered and Shoal's key, and names the field otherwise", () => {
+    for (const ordering of ['ordered', 'unordered', 'key']) {
+      const ok = validateResource(edit(kafka, { 'spec.ordering': ordering }))
+      assert.ok(ok.kind === 'KafkaSource')
+      assert.equal(ok.spec.ordering, ordering)
+    }
+    for (const bad of ['keyed', 'KEY', '']) {
+      const messages = expectInvalidPaths(
+        () => validateResource(edit(kafka, { 'spec.ordering': bad })),
+        ['spec.ordering']
+      )
+      assert.equal(messages.get('spec.ordering'), 'must be one of: ordered, unordered, key')
+    }
+  })
+})
+
 describe('validateResource: every offending field in one error', () => {
   it('wrong types', () => {
     const messages = expectInvalidPaths(
