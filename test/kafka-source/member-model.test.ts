@@ -8,6 +8,9 @@
 // no record is in delivery by two members at once; at the end, that everything was delivered, the group's commit
 // is at the log end, and no member's tracker refused a commit.
 //
+// With `ordering: key` (records carry a few keys), also that no two records of one key are in
+// delivery at once, on any member.
+//
 //   SHOAL_MODEL_RUNS=20 npm test -- test/kafka-source/member-model.test.ts     more runs (default 3 per ordering)
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
@@ -34,6 +37,9 @@ class Real {
   /** Offsets in delivery right now, and overlaps seen (two members with the same record in delivery). */
   readonly inDelivery = new Map<string, number>()
   overlaps = 0
+  /** `ordering: key`: records of one key (per partition) in delivery right now, and overlaps seen. */
+  readonly keysInDelivery = new Map<string, number>()
+  keyOverlaps = 0
   failRate = 0
   delayMs = 0
   readonly log: string[] = []
@@ -52,6 +58,10 @@ class Real {
     const now = (this.inDelivery.get(id) ?? 0) + 1
     this.inDelivery.set(id, now)
     if (now > 1) this.overlaps++
+    const key = `${record.partition}/${record.key?.toString() ?? ''}`
+    const ofKey = (this.keysInDelivery.get(key) ?? 0) + 1
+    this.keysInDelivery.set(key, ofKey)
+    if (ofKey > 1) this.keyOverlaps++
     try {
       // A request cut on the wire (a drain's end) is over here: the sink may have it, which the docs allow.
       if (this.delayMs > 0) await answerWithin(Math.random() * this.delayMs, wire)
@@ -60,6 +70,7 @@ class Real {
       this.delivered.set(id, (this.delivered.get(id) ?? 0) + 1)
       return 'delivered'
     } finally {
+      this.keysInDelivery.set(key, this.keysInDelivery.get(key)! - 1)
       const left = (this.inDelivery.get(id) ?? 1) - 1
       if (left === 0) this.inDelivery.delete(id)
       else this.inDelivery.set(id, left)
@@ -164,7 +175,12 @@ const produce = (perPartition: number, recordBytes: number): Command =>
   step(`produce ${perPartition} × ${recordBytes} B per partition`, async (model, real) => {
     // One send: one batch per partition, as a real producer batches (large ones are past the fetch limits).
     const messages = Array.from({ length: PARTITIONS }, (_, partition) =>
-      Array.from({ length: perPartition }, () => ({ partition, value: randomBytes(recordBytes) }))
+      // A few keys, so that `ordering: key` has records of one key to hold back.
+      Array.from({ length: perPartition }, (_, i) => ({
+        partition,
+        key: `k${(i * 7) % 5}`,
+        value: randomBytes(recordBytes)
+      }))
     ).flat()
     const sent = await real.producer.send({ topic: real.topic, acks: -1, messages })
     for (const meta of sent) {
@@ -200,7 +216,7 @@ describe('a KafkaSource member’s partition life, model-based on the real broke
   const producer = kafka.producer({ allowAutoTopicCreation: false, idempotent: true, maxInFlightRequests: 1 })
   after(() => producer.disconnect())
 
-  for (const ordering of ['ordered', 'unordered'] as const) {
+  for (const ordering of ['ordered', 'unordered', 'key'] as const) {
     it(`never commits past a record not delivered, nor delivers one on two members at once (${ordering})`, async () => {
       await producer.connect()
       await fc.assert(
@@ -235,6 +251,7 @@ describe('a KafkaSource member’s partition life, model-based on the real broke
             })
             assert.deepEqual(missing.slice(0, 10), [], `${missing.length} records never delivered`)
             assert.equal(real.overlaps, 0, 'records in delivery on two members at once')
+            if (ordering === 'key') assert.equal(real.keyOverlaps, 0, 'records of one key in delivery at once')
           } finally {
             await real.closeAll()
           }

@@ -1,0 +1,190 @@
+// KafkaSource `ordering: key` against `ordered` and `unordered`: a 12-partition topic of 100 B records over
+// 10,000 distinct keys (each key in one partition, as a keyed producer places it), one `shoal dispatcher` process,
+// a sink that answers 202 after 20 ms. Each mode reads the topic from the start in a group of its own; events/s
+// from the first event to the last (or to the time limit). The sink checks, per key, that no two requests are
+// open at once and that the offsets come in order.
+//
+//   npm run bench:key-ordering [-- --records 60000 --keys 10000 --delay-ms 20 --consumers 3 --max-in-flight 200 --limit-s 40]
+import { once } from 'node:events'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { loadavg } from 'node:os'
+import { parseArgs } from 'node:util'
+import { Producer } from '@platformatic/kafka'
+import { ensureTopics } from '../src/kafka/index.ts'
+import { PARTITIONS, deleteTopic, machine, sleep, startKafka, startShoal } from './kafka-source-harness.ts'
+
+const { values } = parseArgs({
+  options: {
+    records: { type: 'string', default: '60000' },
+    keys: { type: 'string', default: '10000' },
+    'delay-ms': { type: 'string', default: '20' },
+    consumers: { type: 'string', default: '3' },
+    'max-in-flight': { type: 'string', default: '200' },
+    'limit-s': { type: 'string', default: '40' }
+  }
+})
+const records = Number(values.records)
+const keys = Number(values.keys)
+const delayMs = Number(values['delay-ms'])
+const consumers = Number(values.consumers)
+const maxInFlight = Number(values['max-in-flight'])
+const limitMs = Number(values['limit-s']) * 1000
+const RECORD_BYTES = 100
+const MODES = ['ordered', 'unordered', 'key'] as const
+type Mode = (typeof MODES)[number]
+
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
+const log = (line: string) => process.stderr.write(`${line}\n`)
+
+/** One mode's count at the sink: events answered, the span they came in, and what broke the key's order. */
+class Tally {
+  count = 0
+  first = 0
+  last = 0
+  overlaps = 0
+  outOfOrder = 0
+  readonly #open = new Map<string, number>()
+  readonly #lastOffset = new Map<string, number>()
+
+  begin(key: string, offset: number): void {
+    if (this.first === 0) this.first = performance.now()
+    const open = this.#open.get(key) ?? 0
+    if (open > 0) this.overlaps++
+    this.#open.set(key, open + 1)
+    if (offset <= (this.#lastOffset.get(key) ?? -1)) this.outOfOrder++
+    this.#lastOffset.set(key, offset)
+  }
+
+  end(key: string): void {
+    const open = this.#open.get(key)! - 1
+    if (open === 0) this.#open.delete(key)
+    else this.#open.set(key, open)
+    this.count++
+    this.last = performance.now()
+  }
+
+  rate(): number {
+    return this.count > 1 ? ((this.count - 1) * 1000) / (this.last - this.first) : 0
+  }
+}
+
+const tallies = new Map<Mode, Tally>(MODES.map(m => [m, new Tally()]))
+const sink = createServer((req, res) => {
+  const tally = tallies.get(req.url!.slice(1) as Mode)
+  const [partition, offset] = /partition:(\d+)#(\d+)/.exec(String(req.headers['ce-subject']))!.slice(1)
+  const key = `${partition}/${String(req.headers['ce-key'])}`
+  tally?.begin(key, Number(offset))
+  req.resume()
+  req.on('end', () =>
+    setTimeout(() => {
+      tally?.end(key)
+      res.writeHead(202).end()
+    }, delayMs)
+  )
+})
+sink.keepAliveTimeout = 60_000
+sink.listen(0, '127.0.0.1')
+await once(sink, 'listening')
+const sinkUrl = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`
+
+const kafka = await startKafka()
+const topic = `bench-kso-keys-${process.pid}`
+const lines: string[] = []
+try {
+  const produceMs = await fill(kafka.brokers, topic)
+  log(`produced ${fmt(records)} records of ${RECORD_BYTES} B, ${fmt(keys)} keys, in ${fmt(produceMs)} ms`)
+  const shoal = await startShoal(kafka.brokers, `bench-kso-keys-${process.pid}`)
+  try {
+    for (const mode of MODES) {
+      await createSource(shoal.api, mode, topic)
+      const tally = tallies.get(mode)!
+      const started = performance.now()
+      while (tally.count < records && (tally.first === 0 || performance.now() - tally.first < limitMs)) {
+        if (tally.first === 0 && performance.now() - started > 120_000) throw new Error(`${mode}: nothing in 120 s`)
+        await sleep(100)
+      }
+      log(
+        `${mode}: ${fmt(tally.count)} events in ${((tally.last - tally.first) / 1000).toFixed(1)} s, ${fmt(tally.rate())}/s, ` +
+          `${tally.overlaps} key overlaps, ${tally.outOfOrder} out of key order`
+      )
+      await deleteSource(shoal.api, mode)
+    }
+  } finally {
+    await shoal.stop()
+  }
+  const [ordered, unordered, key] = MODES.map(m => tallies.get(m)!)
+  const [load1] = loadavg()
+  lines.push(
+    `${machine()}, load average ${load1!.toFixed(1)} at the end (shared machine), ${fmt(records)} records of ` +
+      `${RECORD_BYTES} B, ${PARTITIONS} partitions, ${fmt(keys)} keys, ${consumers} consumers, maxInFlight ` +
+      `${maxInFlight}, sink answers after ${delayMs} ms, each mode at most ${limitMs / 1000} s`,
+    '',
+    '| ordering | events | events/s | key overlaps at the sink | out of key order at the sink |',
+    '|---|---:|---:|---:|---:|',
+    ...MODES.map(m => {
+      const t = tallies.get(m)!
+      return `| ${m} | ${fmt(t.count)} | ${fmt(t.rate())} | ${t.overlaps} | ${t.outOfOrder} |`
+    }),
+    '',
+    `key ÷ ordered: ${(key!.rate() / ordered!.rate()).toFixed(1)}× (goal ≥ 10×); ` +
+      `key ÷ unordered: ${(key!.rate() / unordered!.rate()).toFixed(2)}× (goal ≥ 0.8×)`
+  )
+} finally {
+  await deleteTopic(kafka.brokers, topic)
+  await kafka.stop()
+  sink.close()
+  sink.closeAllConnections()
+}
+console.log(`\n${lines.join('\n')}`)
+
+/** The topic: record n has key `k(n mod keys)`, in partition (n mod keys) mod 12 — each key in one partition. */
+async function fill(brokers: readonly string[], name: string): Promise<number> {
+  await ensureTopics({ brokers, clientId: 'bench' }, [{ name, partitions: PARTITIONS, configs: {} }])
+  const producer = new Producer({ clientId: 'bench-producer', bootstrapBrokers: [...brokers], idempotent: true })
+  const started = performance.now()
+  try {
+    for (let from = 0; from < records; from += 5_000) {
+      const messages = Array.from({ length: Math.min(5_000, records - from) }, (_, i) => {
+        const k = (from + i) % keys
+        return {
+          topic: name,
+          partition: k % PARTITIONS,
+          key: Buffer.from(`k${k}`),
+          value: Buffer.alloc(RECORD_BYTES, 1)
+        }
+      })
+      await producer.send({ acks: -1, messages })
+    }
+  } finally {
+    await producer.close()
+  }
+  return performance.now() - started
+}
+
+async function createSource(api: string, mode: Mode, name: string): Promise<void> {
+  const manifest = [
+    'apiVersion: sources.knative.dev/v1beta1',
+    'kind: KafkaSource',
+    `metadata: {name: ${mode}}`,
+    'spec:',
+    `  bootstrapServers: [${kafka.brokers.join(',')}]`,
+    `  topics: [${name}]`,
+    `  consumers: ${consumers}`,
+    '  initialOffset: earliest',
+    `  ordering: ${mode}`,
+    `  maxInFlight: ${maxInFlight}`,
+    `  sink: {uri: "${sinkUrl}/${mode}"}`,
+    ''
+  ].join('\n')
+  const response = await fetch(`${api}/apis/sources.knative.dev/v1beta1/namespaces/default/kafkasources`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/yaml' },
+    body: manifest
+  })
+  if (response.status !== 201) throw new Error(`creating the source: ${response.status} ${await response.text()}`)
+}
+
+async function deleteSource(api: string, mode: Mode): Promise<void> {
+  await fetch(`${api}/apis/sources.knative.dev/v1beta1/namespaces/default/kafkasources/${mode}`, { method: 'DELETE' })
+}
