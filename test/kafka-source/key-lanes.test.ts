@@ -8,13 +8,17 @@ import assert from 'node:assert/strict'
 import { afterEach, beforeEach, describe, it, mock } from 'node:test'
 import type { Consumer } from '@platformatic/kafka'
 import fc from 'fast-check'
+import { MAX_KEY_WAITING_PER_PARTITION } from '../../src/kafka-source/defaults.ts'
 import { DeliveryWindow } from '../../src/kafka-source/delivery-window.ts'
+import type { GroupMembership } from '../../src/kafka-source/group-membership.ts'
 import { KeyLanes, laneKeyOf } from '../../src/kafka-source/key-lanes.ts'
 import type { MemberContext, SourceMemberOptions } from '../../src/kafka-source/member-context.ts'
 import type { OffsetCommitter } from '../../src/kafka-source/offset-committer.ts'
 import { OffsetTracker } from '../../src/kafka-source/offset-tracker.ts'
 import { newPartitionRun } from '../../src/kafka-source/partition-run.ts'
 import type { PartitionRun } from '../../src/kafka-source/partition-run.ts'
+import { PartitionFetcher } from '../../src/kafka-source/partition-fetcher.ts'
+import type { StartPositions } from '../../src/kafka-source/start-positions.ts'
 import type { Outcome, SourceRecord } from '../../src/kafka-source/types.ts'
 import { Wake } from '../../src/kafka-source/wake.ts'
 
@@ -50,6 +54,57 @@ const scenario = fc.record({
 const settle = () => new Promise<void>(resolve => setImmediate(resolve))
 const keyId = (partition: number, key: Buffer | null) => `${partition}/${laneKeyOf(key) ?? '∅'}`
 
+/** What the delivery window and the fetcher's choice read of a member: its options and owned partitions. */
+function memberContext(
+  runs: Map<string, PartitionRun>,
+  maxInFlight: number,
+  deliver: (record: SourceRecord) => Promise<Outcome>
+): MemberContext {
+  const options = {
+    source: { key: 'KafkaSource/t/model', groupId: 'g', topics: ['t'], initialOffset: 'earliest', ordering: 'key' },
+    maxInFlight,
+    deliver,
+    log: () => undefined,
+    clientId: 'model',
+    brokers: [],
+    groupInstanceId: 'model-0',
+    // Neither the window nor `fetchable` talks to the group or the broker.
+    committer: undefined as unknown as OffsetCommitter
+  } satisfies SourceMemberOptions
+  return {
+    options,
+    consumer: undefined as unknown as Consumer,
+    topics: new Set(['t']),
+    runs,
+    wake: new Wake(),
+    signal: new AbortController().signal,
+    stopping: () => false,
+    fields: extra => extra
+  }
+}
+
+/** A partition of `count` records of key `hot`, queued in the window. */
+function hotPartition(partition: number, count: number, window: DeliveryWindow): PartitionRun {
+  const run = newPartitionRun(`t/${partition}`, 't', partition)
+  const tracker = new OffsetTracker(0n)
+  run.tracker = tracker
+  for (let i = 0; i < count; i++) {
+    const record: SourceRecord = {
+      topic: 't',
+      partition,
+      offset: BigInt(i),
+      timestamp: 0n,
+      key: Buffer.from('hot'),
+      value: null,
+      headers: []
+    }
+    run.queue.push({ record, tracker, entry: tracker.fetched(record.offset) })
+  }
+  tracker.advanceTo(BigInt(count))
+  window.queuedMore(count)
+  return run
+}
+
 describe('ordering: key in the delivery window, model-based', () => {
   beforeEach(() => mock.timers.enable({ apis: ['setTimeout'] }))
   afterEach(() => mock.timers.reset())
@@ -71,33 +126,7 @@ describe('ordering: key in the delivery window, model-based', () => {
           return new Promise<Outcome>((resolve, reject) => pending.push({ record, resolve, reject }))
         }
         const runs = new Map<string, PartitionRun>()
-        const options = {
-          source: {
-            key: 'KafkaSource/t/model',
-            groupId: 'g',
-            topics: ['t'],
-            initialOffset: 'earliest',
-            ordering: 'key'
-          },
-          maxInFlight: s.maxInFlight,
-          deliver,
-          log: () => undefined,
-          clientId: 'model',
-          brokers: [],
-          groupInstanceId: 'model-0',
-          // The window talks to neither.
-          committer: undefined as unknown as OffsetCommitter
-        } satisfies SourceMemberOptions
-        const ctx: MemberContext = {
-          options,
-          consumer: undefined as unknown as Consumer,
-          topics: new Set(['t']),
-          runs,
-          wake: new Wake(),
-          signal: new AbortController().signal,
-          stopping: () => false,
-          fields: extra => extra
-        }
+        const ctx = memberContext(runs, s.maxInFlight, deliver)
         const window = new DeliveryWindow(ctx)
         const all: PartitionRun[] = []
         for (let p = 0; p < s.partitions; p++) {
@@ -194,6 +223,36 @@ describe('ordering: key in the delivery window, model-based', () => {
       }),
       { numRuns: Number(process.env['SHOAL_MODEL_RUNS'] ?? 300) }
     )
+  })
+
+  it('fetches a partition no further while MAX_KEY_WAITING_PER_PARTITION records wait behind a busy key', async () => {
+    const runs = new Map<string, PartitionRun>()
+    const ctx = memberContext(runs, 10, () => new Promise<Outcome>(() => undefined))
+    const window = new DeliveryWindow(ctx)
+    const full = hotPartition(0, MAX_KEY_WAITING_PER_PARTITION + 1, window)
+    const room = hotPartition(1, MAX_KEY_WAITING_PER_PARTITION, window)
+    runs.set(full.id, full)
+    runs.set(room.id, room)
+    window.pump()
+    assert.deepEqual([full.inFlight, full.lanes.waiting], [1, MAX_KEY_WAITING_PER_PARTITION])
+    assert.deepEqual([room.inFlight, room.lanes.waiting], [1, MAX_KEY_WAITING_PER_PARTITION - 1])
+    assert.equal(window.queued, 2 * MAX_KEY_WAITING_PER_PARTITION - 1, 'waiting records count as queued')
+    const fetcher = new PartitionFetcher(
+      ctx,
+      undefined as unknown as GroupMembership,
+      undefined as unknown as StartPositions,
+      window
+    )
+    try {
+      assert.deepEqual(
+        fetcher.fetchable().map(run => run.id),
+        [room.id]
+      )
+    } finally {
+      await fetcher.close()
+    }
+    window.dropQueue(full)
+    assert.equal(window.queued, MAX_KEY_WAITING_PER_PARTITION - 1, 'a dropped partition lets its waiting records go')
   })
 
   it('parks a busy key’s records in order and frees them one at a time', () => {
