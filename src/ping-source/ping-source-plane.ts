@@ -44,6 +44,11 @@ interface Running {
   readonly version: string
   readonly builder: PingEventBuilder
   readonly target: PingTarget
+  /**
+   * The tick an unresolved version holds open: its first, whatever ticks of an older version are still in flight
+   * (undefined before it fires one, and always for a resolved version). Its ticks from there are not handled.
+   */
+  held: number | undefined
 }
 
 /** How long a closing plane lets deliveries in flight finish before it aborts them (they are fired again). */
@@ -283,7 +288,8 @@ export class PingSourcePlane implements SourcePlane {
     this.#sources.set(key, {
       version,
       target: this.#targetOf(key, record),
-      builder: new PingEventBuilder(record)
+      builder: new PingEventBuilder(record),
+      held: undefined
     })
     let firing: Firing
     try {
@@ -314,11 +320,14 @@ export class PingSourcePlane implements SourcePlane {
       this.#host.log('warn', 'missed ticks beyond the late-tick limit were skipped', { source: key })
     }
     for (const tick of firing.ticks) {
-      // A schedule whose sink does not resolve holds only its first tick open: enough to hold its watermark.
-      const target = this.#sources.get(tick.key)?.target
-      if (target?.kind === 'resolved' || this.#ledger.oldestOpen(tick.key) === undefined) {
-        this.#ledger.begin(tick.key, tick.at)
+      // A version whose sink does not resolve holds only its first tick open: enough to hold its watermark. Its
+      // own, even while an older version's ticks are in flight: when they end, the watermark stays below it.
+      const running = this.#sources.get(tick.key)
+      if (running?.target.kind === 'unresolved') {
+        if (running.held !== undefined) continue
+        running.held = tick.at
       }
+      this.#ledger.begin(tick.key, tick.at)
     }
     this.#feeder.push(firing.ticks)
   }
@@ -388,6 +397,7 @@ export class PingSourcePlane implements SourcePlane {
     const since = new Map<string, number>()
     for (const key of this.#table.keys()) since.set(key, this.#ledger.watermarkOf(key, through))
     for (const key of since.keys()) this.#ledger.forget(key)
+    for (const running of this.#sources.values()) running.held = undefined
     this.#fire(this.#table.resume(this.#now(), key => since.get(key) ?? through))
   }
 
