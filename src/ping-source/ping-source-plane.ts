@@ -262,14 +262,15 @@ export class PingSourcePlane implements SourcePlane {
 
   /**
    * A new version of a schedule it runs: nothing was missed, it goes on from where the table is — unless its
-   * sink did not resolve, then from its first tick not handled, fired again now that it may go somewhere.
+   * sink did not resolve, then from the tick it held, fired again now that it may go somewhere.
    */
   #restart(key: string, record: PingRecord, placement: ContractRecord, running: Running, now: number): void {
     const through = this.#table.firedThrough(key) ?? now
-    if (running.target.kind === 'resolved') return this.#start(key, record, placement.resourceVersion, through, now)
-    const since = this.#ledger.watermarkOf(key, through)
-    this.#ledger.forget(key)
-    this.#start(key, record, placement.resourceVersion, since, now)
+    if (running.held === undefined) return this.#start(key, record, placement.resourceVersion, through, now)
+    // From the tick it held, not from the ledger's oldest: ticks of an older version may still be in flight (they
+    // end themselves), and firing from below them would deliver them twice.
+    this.#ledger.end(key, running.held)
+    this.#start(key, record, placement.resourceVersion, running.held - 1, now)
   }
 
   #start(key: string, record: PingRecord, version: string, since: number, now: number): void {

@@ -123,4 +123,23 @@ describe('PingSourcePlane: a version whose sink does not resolve', () => {
       await d.plane.close()
     }
   })
+
+  it('when a later version resolves, fires again from the tick it held, not the older ticks in flight', async () => {
+    const d = new FakeDispatcher()
+    try {
+      d.version(10, RESOLVED)
+      await until('a tick of v1 in flight', () => d.held.length > 0)
+      d.hold = false
+      d.version(11, UNRESOLVED)
+      await until('two ticks of v2 waiting', () => d.notes.length >= 2)
+      const resolvedAt = Date.now()
+      d.version(12, RESOLVED)
+      await until('a tick of v3 delivered', () => d.delivered.some(at => at > resolvedAt))
+      d.answerHeld()
+      await until('a tick more of v3 delivered', () => d.delivered.some(at => at > resolvedAt + 1_000))
+      assertEveryTickOnce(d.delivered)
+    } finally {
+      await d.plane.close()
+    }
+  })
 })
