@@ -169,14 +169,20 @@ export class PingSourcePlane implements SourcePlane {
    */
   watermark(): ScheduleWatermark {
     const pending: string[] = []
-    for (const key of this.#wanted.keys()) if (!this.#sources.has(key)) pending.push(key)
+    const waiting = new Set<string>()
+    for (const key of this.#wanted.keys()) {
+      const running = this.#sources.get(key)
+      if (running === undefined) pending.push(key)
+      else if (running.held !== undefined) waiting.add(key)
+    }
     return heartbeatWatermark(
       this.#table,
       this.#ledger,
       pending,
       this.#contractOffset,
       this.#now(),
-      this.#stopping.entries
+      this.#stopping.entries,
+      waiting
     )
   }
 
