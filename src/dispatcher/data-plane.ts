@@ -7,6 +7,7 @@ import { KafkaSourcePlane } from '../kafka-source/index.ts'
 import type { KafkaSourcePlaneOptions, SourceObserver } from '../kafka-source/index.ts'
 import type { RunningDispatcher } from './dispatcher.ts'
 import type { Log } from '../log/index.ts'
+import { closeInOrder } from '../util/index.ts'
 
 /** What the planes of a dispatcher are built from, beside the dispatcher itself. */
 export interface DataPlaneOptions {
@@ -97,11 +98,20 @@ export async function startDataPlane(
       dispatcher.off('contract', apply)
       dispatcher.off('fenced', apply)
       dispatcher.off('unfenced', apply)
-      // The last kind first, as they were started; each drains before the next stops.
-      for (const plane of [...planes].reverse()) await plane.close()
-      await services.close()
+      await closePlanes(planes, services)
     }
   }
+}
+
+/**
+ * Closes every plane, the last kind first, then the shared services they use: each drains before the next
+ * stops, and one whose close fails keeps none of the others open (the first failure is rethrown at the end).
+ */
+export function closePlanes(
+  planes: readonly SourcePlane[],
+  services: { readonly close: () => Promise<void> }
+): Promise<void> {
+  return closeInOrder([...[...planes].reverse().map(plane => () => plane.close()), () => services.close()])
 }
 
 /** Hands each plane the placements of its kind, and the ones of its kind that went. */

@@ -5,6 +5,7 @@ import { DEFAULT_SCHEDULE_CAPACITY } from './dispatcher-options.ts'
 import type { DispatcherOptions } from './dispatcher-options.ts'
 import { startDispatcher } from './dispatcher.ts'
 import type { RunningDispatcher } from './dispatcher.ts'
+import { closeInOrder } from '../util/index.ts'
 
 /** Everything a dispatcher process runs, from options: `shoal dispatcher`, `shoal up` and the e2e perf. */
 export interface DispatcherWiring {
@@ -52,10 +53,8 @@ export async function startWiredDispatcher(wiring: DispatcherWiring): Promise<Wi
       dispatcher,
       dataPlane,
       metrics,
-      async close(closing) {
-        await dataPlane.close()
-        await dispatcher.close(closing)
-      }
+      // The dispatcher stops even when a plane's close failed (it would heartbeat on, holding its sources).
+      close: closing => closeInOrder([() => dataPlane.close(), () => dispatcher.close(closing)])
     }
   } catch (error) {
     await dispatcher.close()

@@ -14,8 +14,13 @@ export function lagBetween(from: bigint, lastStable: bigint): bigint {
 export interface LagFigures {
   /** Records between each partition's `from` and its end (last stable offset): see `lagBetween`. */
   readonly lag: number
-  /** Sum of the partitions' `from` offsets (committed, else initialOffset's): its growth is the consumed throughput. */
+  /**
+   * Sum of the partitions' committed offsets, of those with a commit only: its growth is the consumed
+   * throughput. (Where initialOffset starts a group moves with the log, and is no consumption.)
+   */
   readonly committed: number
+  /** Partitions with a committed offset: `committed` of two samples compares only when they have the same. */
+  readonly committedPartitions: number
   /** Sum of the partitions' end offsets: its growth is the topics' produced throughput. */
   readonly end: number
   /** Partitions counted: every partition of the source's topics. */
@@ -24,22 +29,28 @@ export interface LagFigures {
 
 /** A partition as `lagFigures` sums it (the lag reader's PartitionLag has these fields). */
 export interface PartitionFigures {
+  /** The group's committed offset; undefined when it has none. */
+  readonly committed: bigint | undefined
   readonly from: bigint
   readonly lastStable: bigint
   readonly lag: bigint
 }
 
-/** A source's figures: its partitions' lag, positions and ends, summed. */
+/** A source's figures: its partitions' lag, commits and ends, summed. */
 export function lagFigures(partitions: readonly PartitionFigures[]): LagFigures {
   let lag = 0
   let committed = 0
+  let committedPartitions = 0
   let end = 0
   for (const p of partitions) {
     lag += Number(p.lag)
-    committed += Number(p.from)
+    if (p.committed !== undefined) {
+      committed += Number(p.committed)
+      committedPartitions++
+    }
     end += Number(p.lastStable)
   }
-  return { lag, committed, end, partitions: partitions.length }
+  return { lag, committed, committedPartitions, end, partitions: partitions.length }
 }
 
 /** A source's figures at a time, as the lag monitor keeps them. */
@@ -47,7 +58,10 @@ export interface LagSample extends LagFigures {
   readonly at: number
 }
 
-/** Records per second between two samples of one source: consumed (committed) and produced (end). */
+/**
+ * Records per second between two samples of one source: consumed (committed) and produced (end). Consumed is 0
+ * when a partition got its first commit between them: its whole offset would otherwise count as consumed then.
+ */
 export function ratesBetween(
   before: LagSample,
   after: LagSample
@@ -55,7 +69,10 @@ export function ratesBetween(
   const seconds = (after.at - before.at) / 1000
   if (seconds <= 0) return { consumedPerSec: 0, producedPerSec: 0 }
   return {
-    consumedPerSec: Math.max(0, (after.committed - before.committed) / seconds),
+    consumedPerSec:
+      after.committedPartitions === before.committedPartitions
+        ? Math.max(0, (after.committed - before.committed) / seconds)
+        : 0,
     producedPerSec: Math.max(0, (after.end - before.end) / seconds)
   }
 }

@@ -13,8 +13,9 @@ import type { Holder } from './watermark-book.ts'
 /**
  * The watermark of a heartbeat: how far the schedules in `table` are handled (fired through, and those with ticks
  * out), those given up lately (`ledger`'s releases), those of the contract not started (`pending`), and the
- * contract offset all this is true of; `stopping`, the schedules that left with ticks in flight. Lists longer
- * than MAX_NAMED are cut, and the watermark says so.
+ * contract offset all this is true of; `stopping`, the schedules that left with ticks in flight; `waiting`, those
+ * whose sink does not resolve (named as not started when the exceptions are too many: see compactWatermark).
+ * Lists longer than MAX_NAMED are cut, and the watermark says so.
  */
 export function heartbeatWatermark(
   table: ScheduleTable,
@@ -22,11 +23,10 @@ export function heartbeatWatermark(
   pending: readonly string[],
   contractOffset: bigint,
   now: number,
-  stopping: ReadonlyMap<string, Stopping> = new Map()
+  stopping: ReadonlyMap<string, Stopping> = new Map(),
+  waiting: ReadonlySet<string> = new Set()
 ): ScheduleWatermark {
   const through = table.through
-  const cut = pending.length > MAX_NAMED
-  const named = cut ? pending.slice(0, MAX_NAMED) : pending
   const released = ledger.releases(now)
   const exceptions = ledger.exceptions(through)
   // A schedule stopping is not named yet (its next owner waits); should this dispatcher die now, its exception
@@ -35,8 +35,12 @@ export function heartbeatWatermark(
     const at = ledger.watermarkOf(key, stop.firedThrough)
     exceptions.set(key, Math.min(at, exceptions.get(key) ?? at))
   }
+  const { held, ...compact } = compactWatermark(through, exceptions, undefined, waiting)
+  const unstarted = held === undefined ? pending : [...pending, ...held]
+  const cut = unstarted.length > MAX_NAMED
+  const named = cut ? unstarted.slice(0, MAX_NAMED) : unstarted
   return {
-    ...compactWatermark(through, exceptions),
+    ...compact,
     ...(Object.keys(released.named).length === 0 ? {} : { released: released.named }),
     ...(named.length === 0 ? {} : { pending: named }),
     contractOffset: String(contractOffset),

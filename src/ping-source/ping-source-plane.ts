@@ -44,6 +44,11 @@ interface Running {
   readonly version: string
   readonly builder: PingEventBuilder
   readonly target: PingTarget
+  /**
+   * The tick an unresolved version holds open: its first, whatever ticks of an older version are still in flight
+   * (undefined before it fires one, and always for a resolved version). Its ticks from there are not handled.
+   */
+  held: number | undefined
 }
 
 /** How long a closing plane lets deliveries in flight finish before it aborts them (they are fired again). */
@@ -164,14 +169,20 @@ export class PingSourcePlane implements SourcePlane {
    */
   watermark(): ScheduleWatermark {
     const pending: string[] = []
-    for (const key of this.#wanted.keys()) if (!this.#sources.has(key)) pending.push(key)
+    const waiting = new Set<string>()
+    for (const key of this.#wanted.keys()) {
+      const running = this.#sources.get(key)
+      if (running === undefined) pending.push(key)
+      else if (running.held !== undefined) waiting.add(key)
+    }
     return heartbeatWatermark(
       this.#table,
       this.#ledger,
       pending,
       this.#contractOffset,
       this.#now(),
-      this.#stopping.entries
+      this.#stopping.entries,
+      waiting
     )
   }
 
@@ -257,14 +268,15 @@ export class PingSourcePlane implements SourcePlane {
 
   /**
    * A new version of a schedule it runs: nothing was missed, it goes on from where the table is — unless its
-   * sink did not resolve, then from its first tick not handled, fired again now that it may go somewhere.
+   * sink did not resolve, then from the tick it held, fired again now that it may go somewhere.
    */
   #restart(key: string, record: PingRecord, placement: ContractRecord, running: Running, now: number): void {
     const through = this.#table.firedThrough(key) ?? now
-    if (running.target.kind === 'resolved') return this.#start(key, record, placement.resourceVersion, through, now)
-    const since = this.#ledger.watermarkOf(key, through)
-    this.#ledger.forget(key)
-    this.#start(key, record, placement.resourceVersion, since, now)
+    if (running.held === undefined) return this.#start(key, record, placement.resourceVersion, through, now)
+    // From the tick it held, not from the ledger's oldest: ticks of an older version may still be in flight (they
+    // end themselves), and firing from below them would deliver them twice.
+    this.#ledger.end(key, running.held)
+    this.#start(key, record, placement.resourceVersion, running.held - 1, now)
   }
 
   #start(key: string, record: PingRecord, version: string, since: number, now: number): void {
@@ -283,7 +295,8 @@ export class PingSourcePlane implements SourcePlane {
     this.#sources.set(key, {
       version,
       target: this.#targetOf(key, record),
-      builder: new PingEventBuilder(record)
+      builder: new PingEventBuilder(record),
+      held: undefined
     })
     let firing: Firing
     try {
@@ -314,11 +327,14 @@ export class PingSourcePlane implements SourcePlane {
       this.#host.log('warn', 'missed ticks beyond the late-tick limit were skipped', { source: key })
     }
     for (const tick of firing.ticks) {
-      // A schedule whose sink does not resolve holds only its first tick open: enough to hold its watermark.
-      const target = this.#sources.get(tick.key)?.target
-      if (target?.kind === 'resolved' || this.#ledger.oldestOpen(tick.key) === undefined) {
-        this.#ledger.begin(tick.key, tick.at)
+      // A version whose sink does not resolve holds only its first tick open: enough to hold its watermark. Its
+      // own, even while an older version's ticks are in flight: when they end, the watermark stays below it.
+      const running = this.#sources.get(tick.key)
+      if (running?.target.kind === 'unresolved') {
+        if (running.held !== undefined) continue
+        running.held = tick.at
       }
+      this.#ledger.begin(tick.key, tick.at)
     }
     this.#feeder.push(firing.ticks)
   }
@@ -388,6 +404,7 @@ export class PingSourcePlane implements SourcePlane {
     const since = new Map<string, number>()
     for (const key of this.#table.keys()) since.set(key, this.#ledger.watermarkOf(key, through))
     for (const key of since.keys()) this.#ledger.forget(key)
+    for (const running of this.#sources.values()) running.held = undefined
     this.#fire(this.#table.resume(this.#now(), key => since.get(key) ?? through))
   }
 

@@ -19,26 +19,40 @@ export const RELEASE_HOLD_MS = 300_000
 /**
  * `through` and the exceptions of a dispatcher's watermark: one exception per schedule handled less far. With
  * more than `maxExceptions`, the lowest are kept and `through` drops to the lowest one left out — a new owner
- * then resends a little more (same ids), never less.
+ * then resends a little more (same ids), never less. Schedules `waiting` on their sink (each with its first tick
+ * held open, maybe for days) are left out first, and never lower `through`, which would refire every other
+ * schedule's ticks from there: they are returned as `held`, for the heartbeat to name as not started (their next
+ * owner then asks the holder before, and fires more, never less).
  */
 export function compactWatermark(
   through: number,
   exceptions: ReadonlyMap<string, number>,
-  maxExceptions: number = DEFAULT_MAX_EXCEPTIONS
-): { readonly through?: string; readonly exceptions?: Readonly<Record<string, string>> } {
+  maxExceptions: number = DEFAULT_MAX_EXCEPTIONS,
+  waiting: ReadonlySet<string> = NO_KEYS
+): { readonly through?: string; readonly exceptions?: Readonly<Record<string, string>>; readonly held?: string[] } {
   if (!Number.isFinite(through)) return {}
-  const below = [...exceptions].filter(([, at]) => at < through).sort((a, b) => a[1] - b[1])
+  // The waiting last: those left out are the waiting ones first, and then `through` need not drop at all.
+  const below = [...exceptions]
+    .filter(([, at]) => at < through)
+    .sort((a, b) => Number(waiting.has(a[0])) - Number(waiting.has(b[0])) || a[1] - b[1])
   let reported = through
+  const held: string[] = []
   if (below.length > maxExceptions) {
-    reported = (below[maxExceptions] as [string, number])[1]
+    for (const [key, at] of below.slice(maxExceptions)) {
+      if (waiting.has(key)) held.push(key)
+      else if (at < reported) reported = at
+    }
     below.length = maxExceptions
   }
   const kept = below.filter(([, at]) => at < reported)
   return {
     through: iso(reported),
-    ...(kept.length === 0 ? {} : { exceptions: Object.fromEntries(kept.map(([key, at]) => [key, iso(at)])) })
+    ...(kept.length === 0 ? {} : { exceptions: Object.fromEntries(kept.map(([key, at]) => [key, iso(at)])) }),
+    ...(held.length === 0 ? {} : { held })
   }
 }
+
+const NO_KEYS: ReadonlySet<string> = new Set()
 
 /** A watermark as read from a heartbeat. */
 export interface ReadWatermark {

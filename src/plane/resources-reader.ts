@@ -30,12 +30,14 @@ export class ResourcesReader {
   readonly #listeners = new Map<string, ResourceListener[]>()
   /** The Secrets (sealed, as stored) that sources' `spec.net` may refer to. */
   readonly #secrets = new Map<string, StoredObject>()
+  readonly #log: Log
 
   constructor(options: ResourcesReaderOptions) {
+    this.#log = options.log
     this.#tailer = new LogTailer({
       connection: { brokers: options.brokers, clientId: `shoal-${options.dispatcherId}-resources` },
       topics: [storeNames(options.prefix).resourcesTopic],
-      onRecord: record => this.#onRecord(record),
+      onRecord: record => this.apply(record),
       onError: error => options.log('warn', 'reading the sources failed; retrying', { error: String(error) })
     })
   }
@@ -58,7 +60,12 @@ export class ResourcesReader {
     return this.#tailer.close()
   }
 
-  #onRecord(record: LogRecord): void {
+  /**
+   * Takes one record of the resources topic, as the tailer reads it. Never throws: a record that cannot be read
+   * or applied is skipped with a warning, as the tailer would otherwise read its batch again and again, handing
+   * every kind's listeners the records before it once more each time.
+   */
+  apply(record: LogRecord): void {
     const key = record.key?.toString('utf8')
     if (key === undefined) return
     const listeners = this.#listeners.get(key.slice(0, key.indexOf('/') + 1))
@@ -66,11 +73,28 @@ export class ResourcesReader {
     if (listeners === undefined && !isSecret) return
     const decoded = decodeValue(record.value, record.headers)
     if (decoded.kind === 'unreadable') return
-    const object = decoded.kind === 'value' ? storedObjectOf(decoded.value) : undefined
+    let object: StoredObject | undefined
+    if (decoded.kind === 'value') {
+      object = storedObjectOf(decoded.value)
+      if (object === undefined) {
+        this.#log('warn', 'a resources record holds no object; skipped', { key, offset: String(record.offset) })
+        return
+      }
+    }
     if (isSecret) {
       if (object === undefined) this.#secrets.delete(key)
       else this.#secrets.set(key, object)
     }
-    for (const listener of listeners ?? []) listener({ key, offset: record.offset, object })
+    for (const listener of listeners ?? []) {
+      try {
+        listener({ key, offset: record.offset, object })
+      } catch (error) {
+        this.#log('warn', 'a resources record could not be applied; skipped', {
+          key,
+          offset: String(record.offset),
+          error: String(error)
+        })
+      }
+    }
   }
 }

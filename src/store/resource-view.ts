@@ -43,7 +43,12 @@ export class ResourceView {
     if (record.topic === this.#topics.resources) {
       if (value === undefined) this.#resources.delete(key)
       else {
-        this.#resources.set(key, { bucket: record.partition, offset: record.offset, object: storedObjectOf(value) })
+        const object = storedObjectOf(value)
+        if (object === undefined) {
+          this.#onUnreadable(record, 'the value holds no object')
+          return
+        }
+        this.#resources.set(key, { bucket: record.partition, offset: record.offset, object })
       }
       for (const listener of this.#listeners) listener(key)
     } else if (record.topic === this.#topics.placements) {

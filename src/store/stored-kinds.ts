@@ -55,8 +55,14 @@ export function isSealedSecret(value: StoredEntry | StoredObject): boolean {
 /**
  * The object of a record of the resources topic (`{ object }`), with the defaults of its kind applied: every
  * reader of that topic decodes through here, so a record written without a defaulted field reads as it would
- * have been stored today.
+ * have been stored today. Undefined for a value that holds no object (a malformed record, which readers skip).
  */
-export function storedObjectOf(value: unknown): StoredObject {
-  return withStoredDefaults((value as { object: StoredObject }).object)
+export function storedObjectOf(value: unknown): StoredObject | undefined {
+  const object = isRecord(value) ? value['object'] : undefined
+  if (!isRecord(object) || typeof object['kind'] !== 'string' || !isRecord(object['metadata'])) return undefined
+  return withStoredDefaults(object as unknown as StoredObject)
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }

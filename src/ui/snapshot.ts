@@ -1,4 +1,6 @@
 // What the dashboard shows, built from the controller's views in one pure function (tested without I/O).
+import { ratesBetween } from '../lag/index.ts'
+import type { LagSample } from '../lag/index.ts'
 
 /** A dispatcher as the controller sees it from heartbeats and the Dispatcher resource. */
 export interface UiDispatcherInput {
@@ -193,16 +195,9 @@ function ordinal(id: string): number {
 }
 
 /** A source's history points from lag samples: lag, and records consumed per second since the sample before. */
-export function historyPoints(
-  samples: ReadonlyArray<{ readonly at: number; readonly lag: number; readonly committed: number }>
-): UiPoint[] {
+export function historyPoints(samples: readonly LagSample[]): UiPoint[] {
   return samples.map((s, i) => {
     const before = samples[i - 1]
-    const seconds = before ? (s.at - before.at) / 1000 : 0
-    return {
-      at: s.at,
-      lag: s.lag,
-      rate: before && seconds > 0 ? Math.max(0, (s.committed - before.committed) / seconds) : 0
-    }
+    return { at: s.at, lag: s.lag, rate: before ? ratesBetween(before, s).consumedPerSec : 0 }
   })
 }

@@ -6,7 +6,16 @@ import type { LagSnapshot, SourcePlacementView } from '../../src/metrics/index.t
 import { parseExposition } from './prom-text.ts'
 
 function reading(lag: number): LagSnapshot {
-  return { at: 0, lag, committed: 0, end: lag, partitions: 1, consumedPerSec: 0, producedPerSec: 0 }
+  return {
+    at: 0,
+    lag,
+    committed: 0,
+    committedPartitions: 0,
+    end: lag,
+    partitions: 1,
+    consumedPerSec: 0,
+    producedPerSec: 0
+  }
 }
 
 function metricsWith(options: {
@@ -80,16 +89,17 @@ test('lag is end minus where the group reads from per partition, never negative,
   assert.equal(lagBetween(40n, 100n), 60n)
   assert.equal(lagBetween(55n, 50n), 0n)
   // The third partition was never committed: it counts from where initialOffset starts it (here the log start, 4).
+  // Only real commits are summed as consumed.
   const partitions = [
-    { from: 40n, lastStable: 100n },
-    { from: 55n, lastStable: 50n },
-    { from: 4n, lastStable: 10n }
+    { committed: 40n, from: 40n, lastStable: 100n },
+    { committed: 55n, from: 55n, lastStable: 50n },
+    { committed: undefined, from: 4n, lastStable: 10n }
   ].map(p => ({ ...p, lag: lagBetween(p.from, p.lastStable) }))
-  assert.deepEqual(lagFigures(partitions), { lag: 66, committed: 99, end: 160, partitions: 3 })
+  assert.deepEqual(lagFigures(partitions), { lag: 66, committed: 95, committedPartitions: 2, end: 160, partitions: 3 })
   assert.deepEqual(
     ratesBetween(
-      { at: 0, lag: 0, committed: 100, end: 100, partitions: 1 },
-      { at: 2_000, lag: 0, committed: 300, end: 500, partitions: 1 }
+      { at: 0, lag: 0, committed: 100, committedPartitions: 1, end: 100, partitions: 1 },
+      { at: 2_000, lag: 0, committed: 300, committedPartitions: 1, end: 500, partitions: 1 }
     ),
     { consumedPerSec: 100, producedPerSec: 200 }
   )

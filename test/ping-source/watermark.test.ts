@@ -47,6 +47,42 @@ describe('compactWatermark', () => {
     assert.equal(readWatermark(undefined), undefined)
     assert.equal(readWatermark({ through: iso(T) })?.contractOffset, -1n, 'an older heartbeat speaks for no schedule')
   })
+
+  it('schedules waiting on their sink never lower through for the others: past the cap they are held instead', () => {
+    // Each waiting schedule holds its first tick open, a day back here. Counted as plain exceptions, more of them
+    // than the cap lowered `through` a day for every schedule of the dispatcher: a crash refired a day of ticks.
+    const waiting = new Set<string>()
+    const exceptions = new Map<string, number>()
+    for (let i = 0; i < DEFAULT_MAX_EXCEPTIONS + 10; i++) {
+      waiting.add(`PingSource/t/waiting-${i}`)
+      exceptions.set(`PingSource/t/waiting-${i}`, T - 86_400_000 + i * 1000)
+    }
+    exceptions.set('PingSource/t/slow', T - 5_000)
+    const compact = compactWatermark(T, exceptions, DEFAULT_MAX_EXCEPTIONS, waiting)
+    assert.equal(compact.through, iso(T))
+    assert.equal(compact.exceptions?.['PingSource/t/slow'], iso(T - 5_000))
+    assert.equal(Object.keys(compact.exceptions ?? {}).length, DEFAULT_MAX_EXCEPTIONS)
+    assert.equal(compact.held?.length, 11)
+    const held = new Set(compact.held)
+    for (const [key, truth] of exceptions) {
+      const reported = compact.exceptions?.[key]
+      assert.ok(held.has(key) !== (reported !== undefined), `${key}: an exception or held, not both`)
+      if (reported !== undefined) assert.ok(Date.parse(reported) <= truth, key)
+    }
+
+    // In a heartbeat, the held ones are named as not started: their next owner asks the holder before.
+    const table = new ScheduleTable()
+    table.set('PingSource/t/run', { schedule: '* * * * * *', creationMs: T - 60_000, latePolicy: 'all' }, T, T)
+    table.due(T + 1_000)
+    const ledger = new TickLedger()
+    for (const [key, at] of exceptions) if (waiting.has(key)) ledger.begin(key, at + 1)
+    const watermark = readWatermark(heartbeatWatermark(table, ledger, ['PingSource/t/new'], 9n, 0, new Map(), waiting))!
+    assert.equal(watermark.through, T + 1_000)
+    assert.equal(watermark.partial, false)
+    assert.equal(watermark.pending.size, 11)
+    assert.ok(watermark.pending.has('PingSource/t/new'))
+    for (const key of waiting) assert.ok(watermark.pending.has(key) !== (watermark.exceptions[key] !== undefined), key)
+  })
 })
 
 describe('TickLedger', () => {

@@ -61,7 +61,7 @@ describe('the guards of stored kinds', () => {
 describe('reading the resources topic', () => {
   it('applies the kind’s defaults to a record that lacks them', () => {
     const read = storedObjectOf({ object: object('KafkaSource', 'sources.knative.dev/v1beta1', { topics: ['t'] }) })
-    assert.ok(isKafkaSource(read))
+    assert.ok(read !== undefined && isKafkaSource(read))
     assert.equal(read.spec.consumerGroup, 'knative-kafka-source-u-7')
     assert.equal(read.spec.consumers, 1)
     assert.equal(read.spec.initialOffset, 'latest')
@@ -91,5 +91,28 @@ describe('reading the resources topic', () => {
     assert.ok(read !== undefined && isKafkaSource(read))
     assert.equal(read.object.spec.consumerGroup, 'knative-kafka-source-u-7')
     assert.equal(read.object.spec.initialOffset, 'earliest')
+  })
+
+  it('reads a value without an object as none, and the view skips it as unreadable (it threw, stalling the reader)', () => {
+    for (const value of [{}, { object: null }, { object: 'x' }, { object: { kind: 'KafkaSource' } }, null, 7]) {
+      assert.equal(storedObjectOf(value), undefined, JSON.stringify(value))
+    }
+    const unreadable: string[] = []
+    const view = new ResourceView({ resources: 'r', status: 's', controllers: 'c' }, (_record, reason) =>
+      unreadable.push(reason)
+    )
+    const record = (offset: bigint, value: unknown) => ({
+      topic: 'r',
+      partition: 0,
+      offset,
+      timestamp: 0n,
+      key: Buffer.from('KafkaSource/default/orders'),
+      value: encodeValue(value),
+      headers: new Map([...schemaHeaders()].map(([k, v]) => [k.toString(), v]))
+    })
+    view.apply(record(4n, { object: object('KafkaSource', 'sources.knative.dev/v1beta1', { topics: ['t'] }) }))
+    view.apply(record(5n, { spec: {} }))
+    assert.equal(unreadable.length, 1)
+    assert.equal(view.get('KafkaSource/default/orders')?.resourceVersion, '4')
   })
 })
