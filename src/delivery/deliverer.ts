@@ -2,6 +2,8 @@ import { pause } from './abort-fanout.ts'
 import { MAX_TIMER_MS, backoffDelay } from './backoff.ts'
 import type { CloudEvent } from './cloud-event.ts'
 import { deadLetterEvent } from './dead-letter.ts'
+import { eventBatch, isBatch } from './event-batch.ts'
+import type { EventBatch } from './event-batch.ts'
 import type { DeliveryFailure } from './dead-letter.ts'
 import { ERROR_DATA_LIMIT } from './dead-letter.ts'
 import type { DeliveryObserver, Endpoint } from './delivery-observer.ts'
@@ -85,10 +87,11 @@ export class Deliverer {
    * from sending anything more — waiting for a connection slot or a retry ends at once — while a request on
    * the wire may still be answered (and that answer counts); `wireSignal` (by default `signal`) cuts that
    * request short too. `fetchedAt` (`performance.now()` when the record was fetched) makes the first attempt
-   * report its dispatch delay (AttemptInfo.dispatchDelayMs).
+   * report its dispatch delay (AttemptInfo.dispatchDelayMs). An EventBatch goes as one batched-mode request,
+   * retried and dead-lettered as a whole (each of its events with the error extensions).
    */
   deliver(
-    event: CloudEvent,
+    event: CloudEvent | EventBatch,
     target: DeliveryTarget,
     signal?: AbortSignal,
     wireSignal: AbortSignal | undefined = signal,
@@ -135,7 +138,7 @@ export class Deliverer {
 
   // The rest of a delivery whose first attempt did not deliver (`first`; undefined: it was stopped).
   async #deliver(
-    event: CloudEvent,
+    event: CloudEvent | EventBatch,
     target: DeliveryTarget,
     stop: Stop,
     first: AttemptResult | undefined
@@ -169,7 +172,7 @@ export class Deliverer {
   }
 
   async #toDeadLetter(
-    event: CloudEvent,
+    event: CloudEvent | EventBatch,
     target: DeliveryTarget,
     failure: DeliveryFailure,
     reason: string,
@@ -187,7 +190,9 @@ export class Deliverer {
         deadLetterAttempts: 0
       }
     }
-    const letter = deadLetterEvent(event, failure)
+    const letter = isBatch(event)
+      ? eventBatch(event.events.map(e => deadLetterEvent(e, failure)))
+      : deadLetterEvent(event, failure)
     let tries = 0
     for (;;) {
       const result = await this.#attempt(
@@ -233,7 +238,7 @@ export class Deliverer {
     sourceKey: string,
     endpoint: Endpoint,
     sink: SinkEndpoint,
-    event: CloudEvent,
+    event: CloudEvent | EventBatch,
     timeoutMs: number,
     attempt: number,
     stop: Stop
@@ -251,7 +256,7 @@ export class Deliverer {
   #send(
     sourceKey: string,
     sink: SinkEndpoint,
-    event: CloudEvent,
+    event: CloudEvent | EventBatch,
     timeoutMs: number,
     stop: Stop
   ): Promise<AttemptResult> {
