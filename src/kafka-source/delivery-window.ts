@@ -1,3 +1,5 @@
+import { nextBatch } from './batch-builder.ts'
+import { deliverBatch } from './batch-delivery.ts'
 import { DELIVER_ERROR_BACKOFF_MS } from './defaults.ts'
 import type { MemberContext } from './member-context.ts'
 import type { PartitionRun, QueuedRecord } from './partition-run.ts'
@@ -16,6 +18,9 @@ export class DeliveryWindow {
   #deliverErrors = 0
   readonly #outcomes: Record<Outcome, number> = { delivered: 0, 'dead-lettered': 0, dropped: 0 }
   #drained: Array<() => void> = []
+  /** Batching: the pump a batch not full waits for (when it is due to go as it is). */
+  #batchTimer: NodeJS.Timeout | undefined
+  #batchDue = Number.POSITIVE_INFINITY
 
   constructor(ctx: MemberContext) {
     this.#ctx = ctx
@@ -65,10 +70,7 @@ export class DeliveryWindow {
       started = false
       for (let i = 0; i < runs.length && this.#inFlight < max; i++) {
         const run = runs[(this.#cursor + i) % runs.length]!
-        if (run.inFlight < cap && run.head < run.queue.length) {
-          this.#start(run)
-          started = true
-        }
+        if (run.inFlight < cap && run.head < run.queue.length && this.#startNext(run)) started = true
       }
       this.#cursor = (this.#cursor + 1) % runs.length
     }
@@ -84,6 +86,45 @@ export class DeliveryWindow {
         resolve()
       })
     })
+  }
+
+  // One record, or with batching the partition's next batch once it is closed (false: it waits for more).
+  #startNext(run: PartitionRun): boolean {
+    const batching = this.#ctx.options.batching
+    if (batching === undefined) {
+      this.#start(run)
+      return true
+    }
+    const now = performance.now()
+    const next = nextBatch(run.queue, run.head, batching.limits, now)
+    if (next.kind === 'wait') {
+      this.#pumpAt(next.at, now)
+      return false
+    }
+    const items = run.queue.slice(run.head, run.head + next.count) as QueuedRecord[]
+    run.queue.fill(undefined, run.head, run.head + next.count)
+    run.head += next.count
+    this.#queued -= next.count
+    // A batch takes one slot: maxInFlight counts requests in flight, and ordered keeps one batch per partition.
+    run.inFlight++
+    this.#inFlight++
+    deliverBatch(this.#ctx, run, items, batching.deliver, {
+      handled: outcome => (this.#outcomes[outcome] = (this.#outcomes[outcome] ?? 0) + 1),
+      deliverError: () => this.#deliverErrors++,
+      ended: () => this.#ended(run)
+    })
+    return true
+  }
+
+  #pumpAt(at: number, now: number): void {
+    if (at >= this.#batchDue) return
+    clearTimeout(this.#batchTimer)
+    this.#batchDue = at
+    this.#batchTimer = setTimeout(() => {
+      this.#batchDue = Number.POSITIVE_INFINITY
+      this.pump()
+    }, at - now)
+    this.#batchTimer.unref()
   }
 
   #start(run: PartitionRun): void {

@@ -4,7 +4,7 @@ import { DEFAULT_DRAIN_MS, DEFAULT_MAX_IN_FLIGHT } from './defaults.ts'
 import { OffsetCommitter } from './offset-committer.ts'
 import { SourceMember } from './source-member.ts'
 import type { GroupMemberStatus } from './member-status.ts'
-import type { Deliver, ConsumerSpec, SourceObserver } from './types.ts'
+import type { Batching, Deliver, ConsumerSpec, SourceObserver } from './types.ts'
 import type { FetchLimits, KafkaClientSecurity } from '../kafka/index.ts'
 import type { Log } from '../log/index.ts'
 
@@ -18,6 +18,8 @@ export interface SourceRunnerOptions {
   /** This dispatcher's stable id; with the vreplica's index it makes the static member ids. */
   readonly dispatcherId: string
   readonly deliver: Deliver
+  /** Set: records are delivered in batches (see Batching); absent: one at a time through `deliver`. */
+  readonly batching?: Batching
   readonly log?: Log
   /** What one fetch may return; default FETCH_MAX_BYTES and FETCH_PARTITION_MAX_BYTES. */
   readonly fetchLimits?: FetchLimits
@@ -132,6 +134,7 @@ export class SourceRunner {
         maxInFlight: this.#maxInFlight,
         groupInstanceId: `${this.#options.dispatcherId}-${index}`,
         deliver: this.#options.deliver,
+        ...(this.#options.batching === undefined ? {} : { batching: this.#options.batching }),
         committer: this.#committer,
         log: this.#log,
         ...(this.#options.fetchLimits === undefined ? {} : { fetchLimits: this.#options.fetchLimits }),
