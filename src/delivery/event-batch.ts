@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer'
 import type { CloudEvent } from './cloud-event.ts'
 
 // The HTTP binding's batched content mode (CloudEvents HTTP protocol binding 1.0.2 §3.3): one request whose body
@@ -49,25 +50,28 @@ function dataMember(data: Buffer, contentType: string | undefined): string | und
   if (data.length === 0) return undefined
   const mediaType = (contentType ?? 'application/json').split(';')[0]!.trim().toLowerCase()
   if (mediaType === 'application/json' || mediaType.endsWith('+json') || mediaType === 'text/json') {
-    const text = utf8(data)
     // The bytes are spliced in as they are once they parse: the sink gets the producer's JSON, not a re-encoding.
-    if (text !== undefined && isJson(text)) return `"data":${text}`
-  } else if (mediaType.startsWith('text/')) {
-    const text = utf8(data)
-    if (text !== undefined) return `"data":${JSON.stringify(text)}`
+    // Checked cheaply first (no exception for the usual binary payload).
+    if (mayBeJson(data) && isUtf8(data)) {
+      const text = data.toString('utf8')
+      if (isJson(text)) return `"data":${text}`
+    }
+  } else if (mediaType.startsWith('text/') && isUtf8(data)) {
+    return `"data":${JSON.stringify(data.toString('utf8'))}`
   }
   return `"data_base64":${JSON.stringify(data.toString('base64'))}`
 }
 
-const decoder = new TextDecoder('utf-8', { fatal: true })
-
-function utf8(data: Buffer): string | undefined {
-  try {
-    return decoder.decode(data)
-  } catch {
-    return undefined
+// A JSON text starts, after whitespace, with one of `{ [ " - 0-9 t f n`.
+function mayBeJson(data: Buffer): boolean {
+  for (const byte of data) {
+    if (byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d) continue
+    return JSON_START.has(byte)
   }
+  return false
 }
+
+const JSON_START = new Set([...'{["-0123456789tfn'].map(c => c.charCodeAt(0)))
 
 function isJson(text: string): boolean {
   try {
