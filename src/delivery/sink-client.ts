@@ -15,8 +15,9 @@ import { BATCH_HEADERS, isBatch } from './event-batch.ts'
 import type { EventBatch } from './event-batch.ts'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
 
-// One HTTP attempt: POST an event in binary mode (or a batch in batched mode). Connections are pooled per sink origin (an undici Pool with
-// keep-alive) and capped per origin; requests past the cap wait in per-source queues served round-robin.
+// One HTTP attempt: POST an event in binary mode (or a batch in batched mode). Connections are pooled per sink
+// origin (an undici Pool with keep-alive) and capped per origin; requests past the cap wait in per-source queues
+// served round-robin.
 
 /** What one attempt got back. */
 export type AttemptResult =

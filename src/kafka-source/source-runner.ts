@@ -173,5 +173,13 @@ function checkOptions(options: SourceRunnerOptions): void {
   if (source.maxInFlight !== undefined && (!Number.isInteger(source.maxInFlight) || source.maxInFlight < 1)) {
     fields.push({ path: 'source.maxInFlight', message: 'must be a positive integer' })
   }
+  const limits = options.batching?.limits
+  if (limits !== undefined) {
+    if (!Number.isSafeInteger(limits.maxEvents) || limits.maxEvents < 1) {
+      fields.push({ path: 'batching.limits.maxEvents', message: 'must be a positive integer' })
+    }
+    if (!(limits.maxBytes >= 1)) fields.push({ path: 'batching.limits.maxBytes', message: 'must be at least 1' })
+    if (!(limits.maxWaitMs >= 0)) fields.push({ path: 'batching.limits.maxWaitMs', message: 'must not be negative' })
+  }
   if (fields.length > 0) throw invalid('source runner options', fields)
 }
