@@ -98,6 +98,7 @@ export class Deliverer {
     fetchedAt?: number
   ): Promise<DeliveryOutcome> {
     const started = performance.now()
+    const events = isBatch(event) ? event.events.length : 1
     const stop: Stop = { signal, wireSignal }
     // The first attempt is one promise reaction, not a chain of async frames: most deliveries end with it, and
     // one held by a slow sink costs little more than its request.
@@ -106,11 +107,11 @@ export class Deliverer {
       sentResult => {
         const result = this.#reported(target.sourceKey, 'sink', 1, stop, sentResult, fetchedAt)
         if (result?.kind === 'response' && classifyStatus(result.status) === 'delivered') {
-          return this.#ended(target, { kind: 'delivered', status: result.status, attempts: 1 }, started)
+          return this.#ended(target, { kind: 'delivered', status: result.status, attempts: 1 }, started, events)
         }
-        return this.#deliver(event, target, stop, result).then(outcome => this.#ended(target, outcome, started))
+        return this.#deliver(event, target, stop, result).then(outcome => this.#ended(target, outcome, started, events))
       },
-      () => this.#ended(target, { kind: 'aborted', attempts: 0, deadLetterAttempts: 0 }, started)
+      () => this.#ended(target, { kind: 'aborted', attempts: 0, deadLetterAttempts: 0 }, started, events)
     )
   }
 
@@ -289,8 +290,9 @@ export class Deliverer {
     return result
   }
 
-  #ended(target: DeliveryTarget, outcome: DeliveryOutcome, started: number): DeliveryOutcome {
-    this.#observer.onOutcome?.({ sourceKey: target.sourceKey, outcome, latencyMs: performance.now() - started })
+  #ended(target: DeliveryTarget, outcome: DeliveryOutcome, started: number, events = 1): DeliveryOutcome {
+    const latencyMs = performance.now() - started
+    this.#observer.onOutcome?.({ sourceKey: target.sourceKey, outcome, latencyMs, events })
     return outcome
   }
 

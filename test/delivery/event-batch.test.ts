@@ -4,6 +4,7 @@ import type { CloudEvent, DeliveryTarget } from '../../src/delivery/index.ts'
 import {
   BATCH_CONTENT_TYPE,
   Deliverer,
+  DeliveryCounters,
   eventBatch,
   resolveDeliveryPolicy,
   structuredJson
@@ -88,10 +89,11 @@ describe('Deliverer with a batch', () => {
     return { sourceKey: 'KafkaSource/shop/orders', sink: { uri: sinkUrl }, policy }
   }
 
-  it('sends one batched-mode request with the batch content type', async () => {
+  it('sends one batched-mode request with the batch content type; its outcome counts each event', async () => {
     const main = await sink(() => 202)
     const dls = await sink(() => 200)
-    const deliverer = new Deliverer()
+    const counters = new DeliveryCounters()
+    const deliverer = new Deliverer({ observer: counters })
     open.push(deliverer)
     const outcome = await deliverer.deliver(eventBatch([event('a', '1'), event('b', '2')]), target(main.url, dls.url))
     assert.equal(outcome.kind, 'delivered')
@@ -102,6 +104,9 @@ describe('Deliverer with a batch', () => {
       (JSON.parse(main.received[0]!.body.toString()) as Array<{ id: string }>).map(e => e.id),
       ['a', 'b']
     )
+    const counts = counters.get('KafkaSource/shop/orders')
+    assert.equal(counts.delivered, 2, 'two events delivered')
+    assert.equal(counts.attempts['2xx'], 1, 'in one request')
   })
 
   it('retries the whole batch, then dead-letters it whole with the error extensions on each event', async () => {
