@@ -69,3 +69,5 @@ export {
   checkDns1123Subdomain
 } from './names.ts'
 export { PAUSED_ANNOTATION, isPaused } from './paused.ts'
+export { BATCH_ANNOTATIONS, BATCH_DEFAULTS, batchAnnotationErrors, batchSettingsOf } from './batch-annotations.ts'
+export type { BatchSettings } from './batch-annotations.ts'

@@ -2,6 +2,8 @@ import { pause } from './abort-fanout.ts'
 import { MAX_TIMER_MS, backoffDelay } from './backoff.ts'
 import type { CloudEvent } from './cloud-event.ts'
 import { deadLetterEvent } from './dead-letter.ts'
+import { eventBatch, isBatch } from './event-batch.ts'
+import type { EventBatch } from './event-batch.ts'
 import type { DeliveryFailure } from './dead-letter.ts'
 import { ERROR_DATA_LIMIT } from './dead-letter.ts'
 import type { DeliveryObserver, Endpoint } from './delivery-observer.ts'
@@ -85,16 +87,18 @@ export class Deliverer {
    * from sending anything more — waiting for a connection slot or a retry ends at once — while a request on
    * the wire may still be answered (and that answer counts); `wireSignal` (by default `signal`) cuts that
    * request short too. `fetchedAt` (`performance.now()` when the record was fetched) makes the first attempt
-   * report its dispatch delay (AttemptInfo.dispatchDelayMs).
+   * report its dispatch delay (AttemptInfo.dispatchDelayMs). An EventBatch goes as one batched-mode request,
+   * retried and dead-lettered as a whole (each of its events with the error extensions).
    */
   deliver(
-    event: CloudEvent,
+    event: CloudEvent | EventBatch,
     target: DeliveryTarget,
     signal?: AbortSignal,
     wireSignal: AbortSignal | undefined = signal,
     fetchedAt?: number
   ): Promise<DeliveryOutcome> {
     const started = performance.now()
+    const events = isBatch(event) ? event.events.length : 1
     const stop: Stop = { signal, wireSignal }
     // The first attempt is one promise reaction, not a chain of async frames: most deliveries end with it, and
     // one held by a slow sink costs little more than its request.
@@ -103,11 +107,11 @@ export class Deliverer {
       sentResult => {
         const result = this.#reported(target.sourceKey, 'sink', 1, stop, sentResult, fetchedAt)
         if (result?.kind === 'response' && classifyStatus(result.status) === 'delivered') {
-          return this.#ended(target, { kind: 'delivered', status: result.status, attempts: 1 }, started)
+          return this.#ended(target, { kind: 'delivered', status: result.status, attempts: 1 }, started, events)
         }
-        return this.#deliver(event, target, stop, result).then(outcome => this.#ended(target, outcome, started))
+        return this.#deliver(event, target, stop, result).then(outcome => this.#ended(target, outcome, started, events))
       },
-      () => this.#ended(target, { kind: 'aborted', attempts: 0, deadLetterAttempts: 0 }, started)
+      () => this.#ended(target, { kind: 'aborted', attempts: 0, deadLetterAttempts: 0 }, started, events)
     )
   }
 
@@ -135,7 +139,7 @@ export class Deliverer {
 
   // The rest of a delivery whose first attempt did not deliver (`first`; undefined: it was stopped).
   async #deliver(
-    event: CloudEvent,
+    event: CloudEvent | EventBatch,
     target: DeliveryTarget,
     stop: Stop,
     first: AttemptResult | undefined
@@ -169,7 +173,7 @@ export class Deliverer {
   }
 
   async #toDeadLetter(
-    event: CloudEvent,
+    event: CloudEvent | EventBatch,
     target: DeliveryTarget,
     failure: DeliveryFailure,
     reason: string,
@@ -187,7 +191,9 @@ export class Deliverer {
         deadLetterAttempts: 0
       }
     }
-    const letter = deadLetterEvent(event, failure)
+    const letter = isBatch(event)
+      ? eventBatch(event.events.map(e => deadLetterEvent(e, failure)))
+      : deadLetterEvent(event, failure)
     let tries = 0
     for (;;) {
       const result = await this.#attempt(
@@ -233,7 +239,7 @@ export class Deliverer {
     sourceKey: string,
     endpoint: Endpoint,
     sink: SinkEndpoint,
-    event: CloudEvent,
+    event: CloudEvent | EventBatch,
     timeoutMs: number,
     attempt: number,
     stop: Stop
@@ -251,7 +257,7 @@ export class Deliverer {
   #send(
     sourceKey: string,
     sink: SinkEndpoint,
-    event: CloudEvent,
+    event: CloudEvent | EventBatch,
     timeoutMs: number,
     stop: Stop
   ): Promise<AttemptResult> {
@@ -284,8 +290,9 @@ export class Deliverer {
     return result
   }
 
-  #ended(target: DeliveryTarget, outcome: DeliveryOutcome, started: number): DeliveryOutcome {
-    this.#observer.onOutcome?.({ sourceKey: target.sourceKey, outcome, latencyMs: performance.now() - started })
+  #ended(target: DeliveryTarget, outcome: DeliveryOutcome, started: number, events = 1): DeliveryOutcome {
+    const latencyMs = performance.now() - started
+    this.#observer.onOutcome?.({ sourceKey: target.sourceKey, outcome, latencyMs, events })
     return outcome
   }
 

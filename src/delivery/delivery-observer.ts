@@ -40,6 +40,8 @@ export interface OutcomeInfo {
   readonly outcome: DeliveryOutcome
   /** From deliver() being called to the outcome, queueing, retries and dead-lettering included. */
   readonly latencyMs: number
+  /** Events the outcome is for: a batch's events (delivered, dead-lettered or dropped together); absent: 1. */
+  readonly events?: number
 }
 
 /** Metrics hooks; each optional, each called synchronously and must not throw. */
@@ -92,15 +94,16 @@ export class DeliveryCounters implements DeliveryObserver {
 
   onOutcome(info: OutcomeInfo): void {
     const counts = this.#counts(info.sourceKey)
+    const events = info.events ?? 1
     switch (info.outcome.kind) {
       case 'delivered':
-        counts.delivered++
+        counts.delivered += events
         break
       case 'dead-lettered':
-        counts.deadLettered++
+        counts.deadLettered += events
         break
       case 'dropped':
-        counts.dropped++
+        counts.dropped += events
         break
       case 'aborted':
         counts.aborted++

@@ -6,6 +6,8 @@ export { ERROR_DATA_LIMIT, deadLetterEvent } from './dead-letter.ts'
 export type { DeliveryFailure } from './dead-letter.ts'
 export { DEAD_LETTER_MIN_BACKOFF_MS, DELIVERER_DEFAULTS, Deliverer } from './deliverer.ts'
 export type { DelivererOptions } from './deliverer.ts'
+export { BATCH_CONTENT_TYPE, eventBatch, isBatch, structuredJson } from './event-batch.ts'
+export type { EventBatch } from './event-batch.ts'
 export { DeliveryCounters } from './delivery-observer.ts'
 export type {
   AttemptClass,

@@ -11,10 +11,13 @@ import type { SinkEndpoint } from './delivery-policy.ts'
 import { FairLimiter } from './fair-limiter.ts'
 import type { SinkPolicy } from './sink-policy.ts'
 import { binaryHeaders } from './http-binary.ts'
+import { BATCH_HEADERS, isBatch } from './event-batch.ts'
+import type { EventBatch } from './event-batch.ts'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
 
-// One HTTP attempt: POST an event in binary mode. Connections are pooled per sink origin (an undici Pool with
-// keep-alive) and capped per origin; requests past the cap wait in per-source queues served round-robin.
+// One HTTP attempt: POST an event in binary mode (or a batch in batched mode). Connections are pooled per sink
+// origin (an undici Pool with keep-alive) and capped per origin; requests past the cap wait in per-source queues
+// served round-robin.
 
 /** What one attempt got back. */
 export type AttemptResult =
@@ -80,7 +83,7 @@ export class SinkClient {
   send(
     sourceKey: string,
     endpoint: SinkEndpoint,
-    event: CloudEvent,
+    event: CloudEvent | EventBatch,
     timeoutMs: number,
     signal?: AbortSignal,
     wireSignal: AbortSignal | undefined = signal
@@ -118,7 +121,7 @@ export class SinkClient {
   // holds the connection slot and gives it back when it settles.
   #dispatch(
     route: Route,
-    event: CloudEvent,
+    event: CloudEvent | EventBatch,
     timeoutMs: number,
     wireSignal: AbortSignal | undefined
   ): Promise<AttemptResult> {
@@ -133,8 +136,8 @@ export class SinkClient {
         {
           method: 'POST',
           path: route.path,
-          headers: binaryHeaders(event),
-          body: event.data,
+          headers: isBatch(event) ? BATCH_HEADERS : binaryHeaders(event),
+          body: isBatch(event) ? event.body : event.data,
           headersTimeout: 0,
           bodyTimeout: 0
         },

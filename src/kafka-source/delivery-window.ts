@@ -1,3 +1,5 @@
+import { nextBatch } from './batch-builder.ts'
+import { deliverBatch } from './batch-delivery.ts'
 import { DELIVER_ERROR_BACKOFF_MS } from './defaults.ts'
 import { laneKeyOf } from './key-lanes.ts'
 import type { MemberContext } from './member-context.ts'
@@ -17,6 +19,9 @@ export class DeliveryWindow {
   #deliverErrors = 0
   readonly #outcomes: Record<Outcome, number> = { delivered: 0, 'dead-lettered': 0, dropped: 0 }
   #drained: Array<() => void> = []
+  /** Batching: the pump a batch not full waits for (when it is due to go as it is). */
+  #batchTimer: NodeJS.Timeout | undefined
+  #batchDue = Number.POSITIVE_INFINITY
 
   constructor(ctx: MemberContext) {
     this.#ctx = ctx
@@ -63,8 +68,13 @@ export class DeliveryWindow {
     if (runs.length === 0) return
     const ordering = this.#ctx.options.source.ordering
     const cap = ordering === 'ordered' ? 1 : Math.max(1, max - (runs.length - 1))
+    // Batching and `ordering: key` do not go together (the API refuses the pair): a batch is consecutive offsets.
     const startNext =
-      ordering === 'key' ? (run: PartitionRun) => this.#startByKey(run) : (run: PartitionRun) => this.#startHead(run)
+      this.#ctx.options.batching !== undefined
+        ? (run: PartitionRun) => this.#startBatch(run)
+        : ordering === 'key'
+          ? (run: PartitionRun) => this.#startByKey(run)
+          : (run: PartitionRun) => this.#startHead(run)
     let started = true
     while (started && this.#inFlight < max) {
       started = false
@@ -86,6 +96,42 @@ export class DeliveryWindow {
         resolve()
       })
     })
+  }
+
+  /** With batching: starts the partition's next batch once it is closed (false: none queued, or it waits for more). */
+  #startBatch(run: PartitionRun): boolean {
+    const batching = this.#ctx.options.batching
+    if (batching === undefined || run.head >= run.queue.length) return false
+    const now = performance.now()
+    const next = nextBatch(run.queue, run.head, batching.limits, now)
+    if (next.kind === 'wait') {
+      this.#pumpAt(next.at, now)
+      return false
+    }
+    const items = run.queue.slice(run.head, run.head + next.count) as QueuedRecord[]
+    run.queue.fill(undefined, run.head, run.head + next.count)
+    run.head += next.count
+    this.#queued -= next.count
+    // A batch takes one slot: maxInFlight counts requests in flight, and ordered keeps one batch per partition.
+    run.inFlight++
+    this.#inFlight++
+    deliverBatch(this.#ctx, run, items, batching.deliver, {
+      handled: outcome => (this.#outcomes[outcome] = (this.#outcomes[outcome] ?? 0) + 1),
+      deliverError: () => this.#deliverErrors++,
+      ended: () => this.#ended(run)
+    })
+    return true
+  }
+
+  #pumpAt(at: number, now: number): void {
+    if (at >= this.#batchDue) return
+    clearTimeout(this.#batchTimer)
+    this.#batchDue = at
+    this.#batchTimer = setTimeout(() => {
+      this.#batchDue = Number.POSITIVE_INFINITY
+      this.pump()
+    }, at - now)
+    this.#batchTimer.unref()
   }
 
   /** Starts the partition's next queued record, if any. */
@@ -168,9 +214,9 @@ export class DeliveryWindow {
   }
 
   /** A record's delivery is over (handled, or its partition left): its slot goes to the next record. */
-  #ended(run: PartitionRun, item: QueuedRecord): void {
-    // A partition that left has its lanes cleared: this frees nothing there.
-    if (this.#ctx.options.source.ordering === 'key') run.lanes.done(laneKeyOf(item.record.key))
+  #ended(run: PartitionRun, item?: QueuedRecord): void {
+    // A partition that left has its lanes cleared: this frees nothing there. (A batch passes no item: no lanes.)
+    if (item !== undefined && this.#ctx.options.source.ordering === 'key') run.lanes.done(laneKeyOf(item.record.key))
     run.inFlight--
     this.#inFlight--
     if (this.#inFlight === 0) for (const resolve of this.#drained.splice(0)) resolve()

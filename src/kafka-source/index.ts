@@ -11,6 +11,9 @@ export {
   MAX_UNCOMMITTED_PER_PARTITION
 } from './defaults.ts'
 export { InitialOffsets, Orderings } from './types.ts'
+export { batchDelivery } from './batch-send.ts'
+export type { BatchSend } from './batch-send.ts'
+export type { BatchLimits, Batching, DeliverBatch } from './types.ts'
 export type { Deliver, InitialOffset, ConsumerSpec, Ordering, Outcome, SourceObserver, SourceRecord } from './types.ts'
 export type { HeaderBytes, KafkaHeaders, KafkaRecord } from './kafka-record.ts'
 export {

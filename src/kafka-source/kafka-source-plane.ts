@@ -1,3 +1,4 @@
+import { batchSettingsOf } from '../api/index.ts'
 import type { KafkaSource } from '../api/index.ts'
 import { deliveryTargetFor } from '../delivery/index.ts'
 import type { DeliveryOutcome, DeliveryTarget } from '../delivery/index.ts'
@@ -7,9 +8,10 @@ import { resolveSourceNet, unresolvedMessage } from '../secrets/index.ts'
 import type { NetResolution, SecretKey } from '../secrets/index.ts'
 import { isKafkaSource } from '../store/index.ts'
 import type { ContractRecord, StoredKafkaSource } from '../store/index.ts'
+import { batchDelivery } from './batch-send.ts'
 import { recordToEvent } from './record-to-event.ts'
 import { SourceRunner } from './source-runner.ts'
-import type { Deliver, Outcome, SourceObserver, SourceRecord } from './types.ts'
+import type { Batching, Deliver, Outcome, SourceObserver, SourceRecord } from './types.ts'
 
 /** What only the KafkaSource plane takes; the rest comes from its dispatcher (PlaneHost). */
 export interface KafkaSourcePlaneOptions {
@@ -168,6 +170,7 @@ export class KafkaSourcePlane implements SourcePlane {
         continue
       }
       const deliver = this.#deliverFor(source)
+      const batching = this.#batchingFor(source)
       const runner = new SourceRunner({
         brokers: source.spec.bootstrapServers,
         ...(net.security === undefined ? {} : { security: net.security }),
@@ -182,6 +185,7 @@ export class KafkaSourcePlane implements SourcePlane {
         vreplicas: placement.vreplicas,
         dispatcherId: this.#host.dispatcherId,
         deliver,
+        ...(batching === undefined ? {} : { batching }),
         log: this.#host.log,
         ...(this.#options.observer === undefined ? {} : { observer: this.#options.observer })
       })
@@ -206,6 +210,32 @@ export class KafkaSourcePlane implements SourcePlane {
   #specAt(key: string, resourceVersion: string): StoredKafkaSource | undefined {
     const stored = this.#resources.get(key)
     return stored && stored.offset >= BigInt(resourceVersion) ? stored.object : undefined
+  }
+
+  /**
+   * With the batch annotations: each batch of records as one batched-mode request (poison records go to the
+   * dead letter sink on their own, as without batches); without them, undefined.
+   */
+  #batchingFor(source: KafkaSource): Batching | undefined {
+    const limits = batchSettingsOf(source.metadata)
+    if (limits === undefined) return undefined
+    const key = `KafkaSource/${source.metadata.namespace}/${source.metadata.name}`
+    const resolution = deliveryTargetFor(source, { serviceUrlTemplate: this.#host.serviceUrlTemplate })
+    const ref = { namespace: source.metadata.namespace, name: source.metadata.name }
+    const options = { ceOverrides: source.spec.ceOverrides }
+    const sendBatch = batchDelivery(this.#host.services.deliverer, ref, options)
+    const deliver = async (
+      records: readonly SourceRecord[],
+      signal: AbortSignal,
+      wireSignal: AbortSignal
+    ): Promise<readonly Outcome[]> => {
+      if (resolution.kind === 'unresolved') {
+        this.#host.services.errors.note(key, `the sink cannot be resolved: ${resolution.field}: ${resolution.reason}`)
+        throw new Error(`${key}: ${resolution.field}: ${resolution.reason}`)
+      }
+      return sendBatch(records, signal, wireSignal, resolution.target)
+    }
+    return { limits, deliver }
   }
 
   #deliverFor(source: KafkaSource): Deliver {
@@ -240,5 +270,7 @@ function handled(outcome: DeliveryOutcome): Outcome {
 /** A KafkaSource's spec as its runner and its deliveries use it: everything but the vreplica count. */
 function runnerSpecOf(object: StoredKafkaSource): string {
   const { consumers: _consumers, ...rest } = object.spec
-  return JSON.stringify(rest)
+  // The batch annotations shape its deliveries too: a change restarts the runner, as a spec change does.
+  const batching = batchSettingsOf(object.metadata)
+  return JSON.stringify(batching === undefined ? rest : { ...rest, batching })
 }

@@ -2,7 +2,7 @@ import type { Consumer } from '@platformatic/kafka'
 import type { FetchLimits, KafkaClientSecurity } from '../kafka/index.ts'
 import type { OffsetCommitter } from './offset-committer.ts'
 import type { PartitionRun } from './partition-run.ts'
-import type { Deliver, ConsumerSpec, SourceObserver } from './types.ts'
+import type { Batching, Deliver, ConsumerSpec, SourceObserver } from './types.ts'
 import type { Wake } from './wake.ts'
 import type { Log } from '../log/index.ts'
 
@@ -16,6 +16,8 @@ export interface SourceMemberOptions {
   /** The static member id (KIP-345): a member that comes back under it within the session timeout keeps its partitions. */
   readonly groupInstanceId: string
   readonly deliver: Deliver
+  /** Set: records go in batches through `batching.deliver` (not `deliver`); absent: one record at a time. */
+  readonly batching?: Batching
   readonly committer: OffsetCommitter
   readonly log: Log
   /** Default: FETCH_MAX_BYTES and FETCH_PARTITION_MAX_BYTES. */

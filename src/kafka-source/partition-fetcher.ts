@@ -12,6 +12,7 @@ import type { DeliveryWindow } from './delivery-window.ts'
 import type { GroupMembership } from './group-membership.ts'
 import type { MemberContext } from './member-context.ts'
 import type { PartitionRun } from './partition-run.ts'
+import { batchOpen } from './batch-builder.ts'
 import { decodeFetchedBatches } from './record-batches.ts'
 import type { StartPositions } from './start-positions.ts'
 import { sleep } from './wake.ts'
@@ -60,12 +61,18 @@ export class PartitionFetcher {
     const runs: PartitionRun[] = []
     for (const run of this.#ctx.runs.values()) {
       if (run.revoked || run.resetting || run.tracker === undefined) continue
-      if (run.head < run.queue.length) continue
+      if (run.head < run.queue.length && !this.#batchOpen(run)) continue
       if (run.lanes.waiting >= MAX_KEY_WAITING_PER_PARTITION) continue
       if (run.tracker.outstanding >= MAX_UNCOMMITTED_PER_PARTITION) continue
       runs.push(run)
     }
     return runs
+  }
+
+  // Batching: a partition whose unstarted records are a batch not full is fetched for more (they join it).
+  #batchOpen(run: PartitionRun): boolean {
+    const batching = this.#ctx.options.batching
+    return batching !== undefined && batchOpen(run.queue.length - run.head, batching.limits)
   }
 
   async fetchRound(runs: readonly PartitionRun[]): Promise<void> {
@@ -167,8 +174,9 @@ export class PartitionFetcher {
       tracker.position,
       fetchedAt
     )
-    if (run.head > 0 && run.head === run.queue.length) {
-      run.queue = []
+    if (run.head > 0) {
+      // Started records are let go (a batch waiting for more keeps its records at the front).
+      run.queue = run.head === run.queue.length ? [] : run.queue.slice(run.head)
       run.head = 0
     }
     for (const record of decoded.records) {

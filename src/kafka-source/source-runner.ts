@@ -4,7 +4,7 @@ import { DEFAULT_DRAIN_MS, DEFAULT_MAX_IN_FLIGHT } from './defaults.ts'
 import { OffsetCommitter } from './offset-committer.ts'
 import { SourceMember } from './source-member.ts'
 import type { GroupMemberStatus } from './member-status.ts'
-import type { Deliver, ConsumerSpec, SourceObserver } from './types.ts'
+import type { Batching, Deliver, ConsumerSpec, SourceObserver } from './types.ts'
 import type { FetchLimits, KafkaClientSecurity } from '../kafka/index.ts'
 import type { Log } from '../log/index.ts'
 
@@ -18,6 +18,8 @@ export interface SourceRunnerOptions {
   /** This dispatcher's stable id; with the vreplica's index it makes the static member ids. */
   readonly dispatcherId: string
   readonly deliver: Deliver
+  /** Set: records are delivered in batches (see Batching); absent: one at a time through `deliver`. */
+  readonly batching?: Batching
   readonly log?: Log
   /** What one fetch may return; default FETCH_MAX_BYTES and FETCH_PARTITION_MAX_BYTES. */
   readonly fetchLimits?: FetchLimits
@@ -132,6 +134,7 @@ export class SourceRunner {
         maxInFlight: this.#maxInFlight,
         groupInstanceId: `${this.#options.dispatcherId}-${index}`,
         deliver: this.#options.deliver,
+        ...(this.#options.batching === undefined ? {} : { batching: this.#options.batching }),
         committer: this.#committer,
         log: this.#log,
         ...(this.#options.fetchLimits === undefined ? {} : { fetchLimits: this.#options.fetchLimits }),
@@ -169,6 +172,14 @@ function checkOptions(options: SourceRunnerOptions): void {
   if (source.topics.length === 0) fields.push({ path: 'source.topics', message: 'must name at least one topic' })
   if (source.maxInFlight !== undefined && (!Number.isInteger(source.maxInFlight) || source.maxInFlight < 1)) {
     fields.push({ path: 'source.maxInFlight', message: 'must be a positive integer' })
+  }
+  const limits = options.batching?.limits
+  if (limits !== undefined) {
+    if (!Number.isSafeInteger(limits.maxEvents) || limits.maxEvents < 1) {
+      fields.push({ path: 'batching.limits.maxEvents', message: 'must be a positive integer' })
+    }
+    if (!(limits.maxBytes >= 1)) fields.push({ path: 'batching.limits.maxBytes', message: 'must be at least 1' })
+    if (!(limits.maxWaitMs >= 0)) fields.push({ path: 'batching.limits.maxWaitMs', message: 'must not be negative' })
   }
   if (fields.length > 0) throw invalid('source runner options', fields)
 }

@@ -34,6 +34,30 @@ export type Outcome = 'delivered' | 'dead-lettered' | 'dropped'
  */
 export type Deliver = (record: SourceRecord, signal: AbortSignal, wireSignal: AbortSignal) => Promise<Outcome>
 
+/** When a batch closes: at `maxEvents` records, at `maxBytes` of record bytes, or `maxWaitMs` after its first record was fetched. */
+export interface BatchLimits {
+  readonly maxEvents: number
+  readonly maxBytes: number
+  readonly maxWaitMs: number
+}
+
+/**
+ * Delivers a batch of one partition's records, in offset order, as a whole; resolves to each record's outcome
+ * (same order). Its signals and a throw mean what they mean for `Deliver`: the whole batch is not handled and
+ * is delivered again.
+ */
+export type DeliverBatch = (
+  records: readonly SourceRecord[],
+  signal: AbortSignal,
+  wireSignal: AbortSignal
+) => Promise<readonly Outcome[]>
+
+/** A source that delivers in batches (see batch-builder.ts): when a batch closes, and how it is delivered. */
+export interface Batching {
+  readonly limits: BatchLimits
+  readonly deliver: DeliverBatch
+}
+
 export const InitialOffsets = { EARLIEST: 'earliest', LATEST: 'latest' } as const
 export type InitialOffset = (typeof InitialOffsets)[keyof typeof InitialOffsets]
 

@@ -186,9 +186,11 @@ export class SourceMetrics implements DeliveryObserver, SourceObserver {
     // An aborted delivery is not an outcome: the record is delivered again (here or on another dispatcher).
     if (info.outcome.kind === 'aborted') return
     const labels = this.#labelsOf(info.sourceKey)
-    this.#consumed.inc(labels)
-    if (info.outcome.kind === 'dead-lettered') this.#deadLettered.inc(labels)
-    else if (info.outcome.kind === 'dropped') this.#dropped.inc(labels)
+    // A batch's outcome is each of its events'.
+    const events = info.events ?? 1
+    this.#consumed.inc(labels, events)
+    if (info.outcome.kind === 'dead-lettered') this.#deadLettered.inc(labels, events)
+    else if (info.outcome.kind === 'dropped') this.#dropped.inc(labels, events)
     this.#duration.observe(labels, info.latencyMs / 1000)
   }
 

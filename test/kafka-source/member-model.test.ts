@@ -6,7 +6,8 @@
 // producer's acknowledged offsets) and what reached `deliver`. After every step it asserts, from the group's
 // committed offsets as the coordinator holds them, that no commit passes a record not delivered; throughout, that
 // no record is in delivery by two members at once; at the end, that everything was delivered, the group's commit
-// is at the log end, and no member's tracker refused a commit.
+// is at the log end, and no member's tracker refused a commit. Each ordering runs one record at a time and in
+// batches (delivery.shoal.dev/batch-*), a batch at the sink being all or nothing.
 //
 // With `ordering: key` (records carry a few keys), also that no two records of one key are in
 // delivery at once, on any member.
@@ -19,7 +20,7 @@ import fc from 'fast-check'
 import { Kafka, logLevel } from 'kafkajs'
 import type { Producer } from 'kafkajs'
 import { SourceRunner } from '../../src/kafka-source/index.ts'
-import type { Ordering, Outcome, SourceRecord } from '../../src/kafka-source/index.ts'
+import type { BatchLimits, Ordering, Outcome, SourceRecord } from '../../src/kafka-source/index.ts'
 import { brokers, uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
 import { committedOffsets, createTopic, endOffsets, testLog } from './helpers.ts'
@@ -45,12 +46,41 @@ class Real {
   readonly log: string[] = []
   readonly producer: Producer
   readonly ordering: Ordering
+  /** Set: the source delivers in batches (delivery.shoal.dev/batch-*), each one all or nothing. */
+  readonly batches: BatchLimits | undefined
   refused = 0
 
-  constructor(topic: string, ordering: Ordering, producer: Producer) {
+  constructor(topic: string, ordering: Ordering, producer: Producer, batches?: BatchLimits) {
     this.topic = topic
     this.ordering = ordering
     this.producer = producer
+    this.batches = batches
+  }
+
+  /** A batch at the sink: in delivery together, then delivered together — or, when it fails, none of it. */
+  readonly deliverBatch = async (
+    records: readonly SourceRecord[],
+    _signal: AbortSignal,
+    wire: AbortSignal
+  ): Promise<readonly Outcome[]> => {
+    const ids = records.map(record => `${record.partition}:${record.offset}`)
+    for (const id of ids) {
+      const now = (this.inDelivery.get(id) ?? 0) + 1
+      this.inDelivery.set(id, now)
+      if (now > 1) this.overlaps++
+    }
+    try {
+      if (this.delayMs > 0) await answerWithin(Math.random() * this.delayMs, wire)
+      if (Math.random() < this.failRate) throw new Error('sink failed the batch')
+      for (const id of ids) this.delivered.set(id, (this.delivered.get(id) ?? 0) + 1)
+      return ids.map(() => 'delivered')
+    } finally {
+      for (const id of ids) {
+        const left = (this.inDelivery.get(id) ?? 1) - 1
+        if (left === 0) this.inDelivery.delete(id)
+        else this.inDelivery.set(id, left)
+      }
+    }
   }
 
   readonly deliver = async (record: SourceRecord, _signal: AbortSignal, wire: AbortSignal): Promise<Outcome> => {
@@ -93,6 +123,7 @@ class Real {
         vreplicas: 0,
         dispatcherId: `dispatcher-${i}`,
         deliver: this.deliver,
+        ...(this.batches === undefined ? {} : { batching: { limits: this.batches, deliver: this.deliverBatch } }),
         log: testLog(this.log)
       })
       this.runners[i] = runner
@@ -216,14 +247,24 @@ describe('a KafkaSource member’s partition life, model-based on the real broke
   const producer = kafka.producer({ allowAutoTopicCreation: false, idempotent: true, maxInFlightRequests: 1 })
   after(() => producer.disconnect())
 
-  for (const ordering of ['ordered', 'unordered', 'key'] as const) {
-    it(`never commits past a record not delivered, nor delivers one on two members at once (${ordering})`, async () => {
+  // Batches small enough that a fetch makes several, and a 1 KB record's bytes close one early.
+  const batchLimits: BatchLimits = { maxEvents: 10, maxBytes: 4_000, maxWaitMs: 20 }
+  const variants = [
+    ...(['ordered', 'unordered'] as const).flatMap(ordering => [
+      { ordering, batches: undefined },
+      { ordering, batches: batchLimits }
+    ]),
+    { ordering: 'key' as const, batches: undefined }
+  ]
+  for (const { ordering, batches } of variants) {
+    const mode = batches === undefined ? ordering : `${ordering}, in batches`
+    it(`never commits past a record not delivered, nor delivers one on two members at once (${mode})`, async () => {
       await producer.connect()
       await fc.assert(
         fc.asyncProperty(fc.commands(commands, { size: 'medium', maxCommands: 10 }), async cmds => {
           const topic = uniqueName(`model-${ordering}`)
           await createTopic(topic, PARTITIONS)
-          const real = new Real(topic, ordering, producer)
+          const real = new Real(topic, ordering, producer, batches)
           const model: Model = { ends: Array.from({ length: PARTITIONS }, () => 0n) }
           try {
             // Records wait before the source exists.

@@ -32,6 +32,24 @@ describe('SourceRunner options', () => {
     )
   })
 
+  it('names wrong batch limits', () => {
+    assert.throws(
+      () =>
+        new SourceRunner({
+          ...valid,
+          batching: { limits: { maxEvents: 0, maxBytes: 0, maxWaitMs: -1 }, deliver: async () => [] }
+        }),
+      (error: { code: string; fields: Array<{ path: string }> }) => {
+        assert.equal(error.code, 'SHOAL_INVALID')
+        assert.deepEqual(
+          error.fields.map(f => f.path),
+          ['batching.limits.maxEvents', 'batching.limits.maxBytes', 'batching.limits.maxWaitMs']
+        )
+        return true
+      }
+    )
+  })
+
   it('runs no member at zero vreplicas, refuses a negative count, and refuses scaling once closed', async () => {
     const runner = new SourceRunner(valid)
     assert.deepEqual(runner.status(), { source: 'KafkaSource/ns/a', groupId: 'g', vreplicas: 0, members: [] })
