@@ -69,3 +69,5 @@ export {
   checkDns1123Subdomain
 } from './names.ts'
 export { PAUSED_ANNOTATION, isPaused } from './paused.ts'
+export { FLOW_ANNOTATIONS, MAX_FLOW_CONCURRENCY, MAX_FLOW_RATE, parseFlowControl } from './flow-annotations.ts'
+export type { FlowAnnotationError, FlowControlParse, FlowControlSpec } from './flow-annotations.ts'

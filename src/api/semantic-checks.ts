@@ -2,6 +2,7 @@
 // same list; each looks only at values of the right type (the schema reports the wrong ones).
 
 import { tryParseIsoDuration } from './duration.ts'
+import { parseFlowControl } from './flow-annotations.ts'
 import type { PathSegment } from './field-path.ts'
 import {
   checkCloudEventAttributeName,
@@ -45,6 +46,7 @@ export function semanticErrors(kind: 'KafkaSource' | 'PingSource', input: Json):
   const errors: PathError[] = []
   const report: Report = (path, message) => errors.push({ path, message })
   checkMetadata(input['metadata'], report)
+  if (kind === 'KafkaSource') checkFlowAnnotations(input['metadata'], report)
   const spec = input['spec']
   if (isRecord(spec)) {
     if (kind === 'KafkaSource') checkKafkaSpec(spec, report)
@@ -85,6 +87,14 @@ function checkMetadata(metadata: unknown, report: Report): void {
       report(['metadata', 'annotations'], `must be at most 256 KiB in all (keys and values); got ${bytes} bytes`)
     }
   }
+}
+
+// The flow control annotations are Shoal's own; only a KafkaSource's deliveries read them.
+function checkFlowAnnotations(metadata: unknown, report: Report): void {
+  if (!isRecord(metadata) || !isRecord(metadata['annotations'])) return
+  const flow = parseFlowControl(metadata['annotations'])
+  if (flow.kind !== 'invalid') return
+  for (const error of flow.errors) report(['metadata', 'annotations', error.annotation], error.message)
 }
 
 function checkKafkaSpec(spec: Json, report: Report): void {

@@ -11,6 +11,8 @@ import { classifyStatus } from './retriable.ts'
 import { honoursRetryAfter, parseRetryAfter, retryWait } from './retry-after.ts'
 import type { AttemptResult } from './sink-client.ts'
 import { SinkClient } from './sink-client.ts'
+import { SinkGate } from './sink-gate.ts'
+import type { SinkFlowState } from './sink-gate.ts'
 import type { SinkPolicy } from './sink-policy.ts'
 
 // Delivery under a source's delivery spec: attempts, backoff, Retry-After, the dead letter sink, the drop policy.
@@ -53,6 +55,10 @@ export class Deliverer {
   readonly #now: () => number
   readonly #maxDeadLetterAttempts: number
   readonly #deadLetterMaxBackoffMs: number
+  readonly #maxConnectionsPerOrigin: number
+  // Flow control gates by source and sink origin, and by target (a target's gate is looked up once).
+  readonly #gates = new Map<string, SinkGate>()
+  readonly #gateOf = new WeakMap<DeliveryTarget, SinkGate>()
 
   constructor(options: DelivererOptions = {}) {
     const maxConnectionsPerOrigin = options.maxConnectionsPerOrigin ?? DELIVERER_DEFAULTS.maxConnectionsPerOrigin
@@ -72,6 +78,12 @@ export class Deliverer {
     this.#now = options.now ?? Date.now
     this.#maxDeadLetterAttempts = maxDeadLetterAttempts
     this.#deadLetterMaxBackoffMs = options.deadLetterMaxBackoffMs ?? DELIVERER_DEFAULTS.deadLetterMaxBackoffMs
+    this.#maxConnectionsPerOrigin = maxConnectionsPerOrigin
+  }
+
+  /** The flow control of every source that asked for it, by sink origin: limit, in flight, queued, latency. */
+  flow(): SinkFlowState[] {
+    return [...this.#gates.values()].map(gate => gate.state)
   }
 
   /** Connection slots in use and requests waiting for one, over every origin. */
@@ -98,7 +110,11 @@ export class Deliverer {
     const stop: Stop = { signal, wireSignal }
     // The first attempt is one promise reaction, not a chain of async frames: most deliveries end with it, and
     // one held by a slow sink costs little more than its request.
-    const sent = this.#send(target.sourceKey, target.sink, event, target.policy.timeoutMs, stop)
+    const gate = this.#gateFor(target)
+    const sent =
+      gate === undefined
+        ? this.#send(target.sourceKey, target.sink, event, target.policy.timeoutMs, stop)
+        : this.#gated(gate, target, event, stop)
     return sent.then(
       sentResult => {
         const result = this.#reported(target.sourceKey, 'sink', 1, stop, sentResult, fetchedAt)
@@ -164,7 +180,16 @@ export class Deliverer {
       const delayMs = this.#wait(target, attempts, result, Number.POSITIVE_INFINITY, 0)
       this.#observer.onRetry?.({ sourceKey, endpoint: 'sink', retry: attempts, delayMs })
       if (!(await pause(delayMs, stop.signal))) return { kind: 'aborted', attempts, deadLetterAttempts: 0 }
-      result = await this.#attempt(sourceKey, 'sink', target.sink, event, policy.timeoutMs, attempts + 1, stop)
+      result = await this.#attempt(
+        sourceKey,
+        'sink',
+        target.sink,
+        event,
+        policy.timeoutMs,
+        attempts + 1,
+        stop,
+        this.#gateFor(target)
+      )
     }
   }
 
@@ -236,11 +261,15 @@ export class Deliverer {
     event: CloudEvent,
     timeoutMs: number,
     attempt: number,
-    stop: Stop
+    stop: Stop,
+    gate?: SinkGate
   ): Promise<AttemptResult | undefined> {
     let result: AttemptResult
     try {
-      result = await this.#send(sourceKey, sink, event, timeoutMs, stop)
+      result =
+        gate === undefined
+          ? await this.#send(sourceKey, sink, event, timeoutMs, stop)
+          : await this.#gated(gate, { sourceKey, sink, policy: { timeoutMs } }, event, stop)
     } catch {
       return undefined
     }
@@ -257,6 +286,50 @@ export class Deliverer {
   ): Promise<AttemptResult> {
     if (stop.signal?.aborted === true) return Promise.reject(stop.signal.reason)
     return this.#client.send(sourceKey, sink, event, timeoutMs, stop.signal, stop.wireSignal)
+  }
+
+  // A sink attempt under the source's flow control: a gate slot first (held while the request is on the wire,
+  // not during a backoff), then the connection slot. The record stays in flight in its member while it waits.
+  #gated(
+    gate: SinkGate,
+    target: {
+      readonly sourceKey: string
+      readonly sink: SinkEndpoint
+      readonly policy: { readonly timeoutMs: number }
+    },
+    event: CloudEvent,
+    stop: Stop
+  ): Promise<AttemptResult> {
+    return gate.acquire(stop.signal).then(permit =>
+      this.#send(target.sourceKey, target.sink, event, target.policy.timeoutMs, stop).then(
+        result => {
+          // A request the caller cut short says nothing about the sink.
+          const cut = result.kind === 'error' && stop.wireSignal?.aborted === true
+          gate.release(permit, cut ? undefined : result)
+          return result
+        },
+        (error: unknown) => {
+          gate.release(permit, undefined)
+          throw error
+        }
+      )
+    )
+  }
+
+  #gateFor(target: DeliveryTarget): SinkGate | undefined {
+    const flow = target.flow
+    if (flow === undefined) return undefined
+    let gate = this.#gateOf.get(target)
+    if (gate !== undefined) return gate
+    const origin = new URL(target.sink.uri).origin
+    const key = `${target.sourceKey}\n${origin}`
+    gate = this.#gates.get(key)
+    if (gate === undefined) {
+      gate = new SinkGate(target.sourceKey, origin, flow, this.#maxConnectionsPerOrigin)
+      this.#gates.set(key, gate)
+    } else gate.configure(flow)
+    this.#gateOf.set(target, gate)
+    return gate
   }
 
   // The attempt's result as the delivery sees it, reported to the observer; undefined when the caller cut the
