@@ -163,6 +163,8 @@ export class SinkGate {
             },
             Math.ceil(this.#nextSendAt - now)
           )
+          // The waiting deliveries keep their callers busy; the timer alone must not keep a process alive.
+          this.#timer.unref()
         }
         return
       }
