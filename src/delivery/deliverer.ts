@@ -45,6 +45,9 @@ export const DELIVERER_DEFAULTS = Object.freeze({
   deadLetterMaxBackoffMs: 30_000
 })
 
+/** How long a flow control gate is kept with nothing in flight or waiting. */
+export const GATE_IDLE_MS = 10 * 60_000
+
 /** The shortest wait between dead letter sink attempts, so a PT0S backoffDelay never spins. */
 export const DEAD_LETTER_MIN_BACKOFF_MS = 100
 
@@ -83,6 +86,7 @@ export class Deliverer {
 
   /** The flow control of every source that asked for it, by sink origin: limit, in flight, queued, latency. */
   flow(): SinkFlowState[] {
+    this.#forgetIdleGates()
     return [...this.#gates.values()].map(gate => gate.state)
   }
 
@@ -319,17 +323,27 @@ export class Deliverer {
   #gateFor(target: DeliveryTarget): SinkGate | undefined {
     const flow = target.flow
     if (flow === undefined) return undefined
-    let gate = this.#gateOf.get(target)
-    if (gate !== undefined) return gate
+    const known = this.#gateOf.get(target)
+    if (known !== undefined && this.#gates.get(known.key) === known) return known
     const origin = new URL(target.sink.uri).origin
     const key = `${target.sourceKey}\n${origin}`
-    gate = this.#gates.get(key)
+    let gate = this.#gates.get(key)
     if (gate === undefined) {
+      this.#forgetIdleGates()
       gate = new SinkGate(target.sourceKey, origin, flow, this.#maxConnectionsPerOrigin)
       this.#gates.set(key, gate)
     } else gate.configure(flow)
     this.#gateOf.set(target, gate)
     return gate
+  }
+
+  // A gate idle for GATE_IDLE_MS is forgotten (a deleted source's too, and its metrics with it); what an
+  // adaptive limit learnt is that old by then, and the next request starts a fresh gate at the top.
+  #forgetIdleGates(): void {
+    const now = performance.now()
+    for (const [key, gate] of this.#gates) {
+      if (gate.idleSince !== undefined && now - gate.idleSince >= GATE_IDLE_MS) this.#gates.delete(key)
+    }
   }
 
   // The attempt's result as the delivery sees it, reported to the observer; undefined when the caller cut the

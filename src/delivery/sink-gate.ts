@@ -40,6 +40,8 @@ const LATENCY_WEIGHT = 0.05
 export class SinkGate {
   readonly sourceKey: string
   readonly sink: string
+  /** `sourceKey` and `sink`, one line each: the gate's name among a deliverer's. */
+  readonly key: string
   readonly #ceiling: number
   readonly #now: () => number
   #flow: FlowControlSpec
@@ -63,6 +65,7 @@ export class SinkGate {
   ) {
     this.sourceKey = sourceKey
     this.sink = sink
+    this.key = `${sourceKey}\n${sink}`
     this.#ceiling = ceiling
     this.#now = now
     this.#flow = flow
@@ -81,6 +84,9 @@ export class SinkGate {
     this.#state = flow.adaptive && old.adaptive ? this.#state : initialAimd(this.#aimd)
     this.#pump()
   }
+
+  /** Idle (nothing in flight or waiting) since `now()` at that time; undefined while in use. */
+  idleSince: number | undefined
 
   /** Requests in flight allowed now. */
   get limit(): number {
@@ -103,12 +109,14 @@ export class SinkGate {
   /** A slot: at once when the limit and the rate allow and nobody waits, else in turn. Rejects when `signal` aborts. */
   acquire(signal?: AbortSignal): Promise<GatePermit> {
     if (signal?.aborted === true) return Promise.reject(signal.reason)
+    this.idleSince = undefined
     if (this.#waiters.size === 0 && this.#ready()) return Promise.resolve(this.#take())
     return new Promise<GatePermit>((resolve, reject) => {
       const waiter: Waiter = { resolve, unsubscribe: undefined }
       if (signal !== undefined) {
         waiter.unsubscribe = onAbort(signal, () => {
           this.#waiters.delete(waiter)
+          if (this.#inFlight === 0 && this.#waiters.size === 0) this.idleSince = this.#now()
           reject(signal.reason)
         })
       }
@@ -136,6 +144,7 @@ export class SinkGate {
     }
     this.#inFlight--
     this.#pump()
+    if (this.#inFlight === 0 && this.#waiters.size === 0) this.idleSince = this.#now()
   }
 
   #ready(): boolean {
