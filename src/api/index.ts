@@ -71,3 +71,5 @@ export {
 export { PAUSED_ANNOTATION, isPaused } from './paused.ts'
 export { BATCH_ANNOTATIONS, BATCH_DEFAULTS, batchAnnotationErrors, batchSettingsOf } from './batch-annotations.ts'
 export type { BatchSettings } from './batch-annotations.ts'
+export { FLOW_ANNOTATIONS, MAX_FLOW_CONCURRENCY, MAX_FLOW_RATE, parseFlowControl } from './flow-annotations.ts'
+export type { FlowAnnotationError, FlowControlParse, FlowControlSpec } from './flow-annotations.ts'

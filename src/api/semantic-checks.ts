@@ -3,6 +3,7 @@
 
 import { BATCH_ANNOTATIONS, batchAnnotationErrors } from './batch-annotations.ts'
 import { tryParseIsoDuration } from './duration.ts'
+import { parseFlowControl } from './flow-annotations.ts'
 import type { PathSegment } from './field-path.ts'
 import {
   checkCloudEventAttributeName,
@@ -64,6 +65,7 @@ export function semanticErrors(kind: 'KafkaSource' | 'PingSource', input: Json):
       )
     }
   }
+  if (kind === 'KafkaSource') checkFlowAnnotations(input['metadata'], report)
   const spec = input['spec']
   if (isRecord(spec)) {
     if (kind === 'KafkaSource') checkKafkaSpec(spec, report)
@@ -104,6 +106,14 @@ function checkMetadata(metadata: unknown, report: Report): void {
       report(['metadata', 'annotations'], `must be at most 256 KiB in all (keys and values); got ${bytes} bytes`)
     }
   }
+}
+
+// The flow control annotations are Shoal's own; only a KafkaSource's deliveries read them.
+function checkFlowAnnotations(metadata: unknown, report: Report): void {
+  if (!isRecord(metadata) || !isRecord(metadata['annotations'])) return
+  const flow = parseFlowControl(metadata['annotations'])
+  if (flow.kind !== 'invalid') return
+  for (const error of flow.errors) report(['metadata', 'annotations', error.annotation], error.message)
 }
 
 function checkKafkaSpec(spec: Json, report: Report): void {

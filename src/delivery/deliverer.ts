@@ -13,6 +13,8 @@ import { classifyStatus } from './retriable.ts'
 import { honoursRetryAfter, parseRetryAfter, retryWait } from './retry-after.ts'
 import type { AttemptResult } from './sink-client.ts'
 import { SinkClient } from './sink-client.ts'
+import { SinkGate } from './sink-gate.ts'
+import type { SinkFlowState } from './sink-gate.ts'
 import type { SinkPolicy } from './sink-policy.ts'
 
 // Delivery under a source's delivery spec: attempts, backoff, Retry-After, the dead letter sink, the drop policy.
@@ -45,6 +47,9 @@ export const DELIVERER_DEFAULTS = Object.freeze({
   deadLetterMaxBackoffMs: 30_000
 })
 
+/** How long a flow control gate is kept with nothing in flight or waiting. */
+export const GATE_IDLE_MS = 10 * 60_000
+
 /** The shortest wait between dead letter sink attempts, so a PT0S backoffDelay never spins. */
 export const DEAD_LETTER_MIN_BACKOFF_MS = 100
 
@@ -55,6 +60,10 @@ export class Deliverer {
   readonly #now: () => number
   readonly #maxDeadLetterAttempts: number
   readonly #deadLetterMaxBackoffMs: number
+  readonly #maxConnectionsPerOrigin: number
+  // Flow control gates by source and sink origin, and by target (a target's gate is looked up once).
+  readonly #gates = new Map<string, SinkGate>()
+  readonly #gateOf = new WeakMap<DeliveryTarget, SinkGate>()
 
   constructor(options: DelivererOptions = {}) {
     const maxConnectionsPerOrigin = options.maxConnectionsPerOrigin ?? DELIVERER_DEFAULTS.maxConnectionsPerOrigin
@@ -74,6 +83,13 @@ export class Deliverer {
     this.#now = options.now ?? Date.now
     this.#maxDeadLetterAttempts = maxDeadLetterAttempts
     this.#deadLetterMaxBackoffMs = options.deadLetterMaxBackoffMs ?? DELIVERER_DEFAULTS.deadLetterMaxBackoffMs
+    this.#maxConnectionsPerOrigin = maxConnectionsPerOrigin
+  }
+
+  /** The flow control of every source that asked for it, by sink origin: limit, in flight, queued, latency. */
+  flow(): SinkFlowState[] {
+    this.#forgetIdleGates()
+    return [...this.#gates.values()].map(gate => gate.state)
   }
 
   /** Connection slots in use and requests waiting for one, over every origin. */
@@ -102,7 +118,11 @@ export class Deliverer {
     const stop: Stop = { signal, wireSignal }
     // The first attempt is one promise reaction, not a chain of async frames: most deliveries end with it, and
     // one held by a slow sink costs little more than its request.
-    const sent = this.#send(target.sourceKey, target.sink, event, target.policy.timeoutMs, stop)
+    const gate = this.#gateFor(target)
+    const sent =
+      gate === undefined
+        ? this.#send(target.sourceKey, target.sink, event, target.policy.timeoutMs, stop)
+        : this.#gated(gate, target, event, stop)
     return sent.then(
       sentResult => {
         const result = this.#reported(target.sourceKey, 'sink', 1, stop, sentResult, fetchedAt)
@@ -168,7 +188,16 @@ export class Deliverer {
       const delayMs = this.#wait(target, attempts, result, Number.POSITIVE_INFINITY, 0)
       this.#observer.onRetry?.({ sourceKey, endpoint: 'sink', retry: attempts, delayMs })
       if (!(await pause(delayMs, stop.signal))) return { kind: 'aborted', attempts, deadLetterAttempts: 0 }
-      result = await this.#attempt(sourceKey, 'sink', target.sink, event, policy.timeoutMs, attempts + 1, stop)
+      result = await this.#attempt(
+        sourceKey,
+        'sink',
+        target.sink,
+        event,
+        policy.timeoutMs,
+        attempts + 1,
+        stop,
+        this.#gateFor(target)
+      )
     }
   }
 
@@ -242,11 +271,15 @@ export class Deliverer {
     event: CloudEvent | EventBatch,
     timeoutMs: number,
     attempt: number,
-    stop: Stop
+    stop: Stop,
+    gate?: SinkGate
   ): Promise<AttemptResult | undefined> {
     let result: AttemptResult
     try {
-      result = await this.#send(sourceKey, sink, event, timeoutMs, stop)
+      result =
+        gate === undefined
+          ? await this.#send(sourceKey, sink, event, timeoutMs, stop)
+          : await this.#gated(gate, { sourceKey, sink, policy: { timeoutMs } }, event, stop)
     } catch {
       return undefined
     }
@@ -263,6 +296,60 @@ export class Deliverer {
   ): Promise<AttemptResult> {
     if (stop.signal?.aborted === true) return Promise.reject(stop.signal.reason)
     return this.#client.send(sourceKey, sink, event, timeoutMs, stop.signal, stop.wireSignal)
+  }
+
+  // A sink attempt under the source's flow control: a gate slot first (held while the request is on the wire,
+  // not during a backoff), then the connection slot. The record stays in flight in its member while it waits.
+  #gated(
+    gate: SinkGate,
+    target: {
+      readonly sourceKey: string
+      readonly sink: SinkEndpoint
+      readonly policy: { readonly timeoutMs: number }
+    },
+    event: CloudEvent | EventBatch,
+    stop: Stop
+  ): Promise<AttemptResult> {
+    return gate.acquire(stop.signal).then(permit =>
+      this.#send(target.sourceKey, target.sink, event, target.policy.timeoutMs, stop).then(
+        result => {
+          // A request the caller cut short says nothing about the sink.
+          const cut = result.kind === 'error' && stop.wireSignal?.aborted === true
+          gate.release(permit, cut ? undefined : result)
+          return result
+        },
+        (error: unknown) => {
+          gate.release(permit, undefined)
+          throw error
+        }
+      )
+    )
+  }
+
+  #gateFor(target: DeliveryTarget): SinkGate | undefined {
+    const flow = target.flow
+    if (flow === undefined) return undefined
+    const known = this.#gateOf.get(target)
+    if (known !== undefined && this.#gates.get(known.key) === known) return known
+    const origin = new URL(target.sink.uri).origin
+    const key = `${target.sourceKey}\n${origin}`
+    let gate = this.#gates.get(key)
+    if (gate === undefined) {
+      this.#forgetIdleGates()
+      gate = new SinkGate(target.sourceKey, origin, flow, this.#maxConnectionsPerOrigin)
+      this.#gates.set(key, gate)
+    } else gate.configure(flow)
+    this.#gateOf.set(target, gate)
+    return gate
+  }
+
+  // A gate idle for GATE_IDLE_MS is forgotten (a deleted source's too, and its metrics with it); what an
+  // adaptive limit learnt is that old by then, and the next request starts a fresh gate at the top.
+  #forgetIdleGates(): void {
+    const now = performance.now()
+    for (const [key, gate] of this.#gates) {
+      if (gate.idleSince !== undefined && now - gate.idleSince >= GATE_IDLE_MS) this.#gates.delete(key)
+    }
   }
 
   // The attempt's result as the delivery sees it, reported to the observer; undefined when the caller cut the

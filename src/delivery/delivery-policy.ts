@@ -1,5 +1,5 @@
-import type { DeliverySpec, Destination, KafkaSource, ResolveOptions } from '../api/index.ts'
-import { parseIsoDuration, resolveDestination } from '../api/index.ts'
+import type { DeliverySpec, Destination, FlowControlSpec, KafkaSource, ResolveOptions } from '../api/index.ts'
+import { parseFlowControl, parseIsoDuration, resolveDestination } from '../api/index.ts'
 import type { BackoffPolicy } from './backoff.ts'
 
 // A source's `delivery` spec resolved into numbers, with Shoal's defaults filled in field by field, and the
@@ -30,6 +30,8 @@ export interface DeliveryTarget {
   readonly sourceKey: string
   readonly sink: SinkEndpoint
   readonly policy: DeliveryPolicy
+  /** Per-sink flow control the source asks for (docs/delivery.md); absent: none, the path of old. */
+  readonly flow?: FlowControlSpec
 }
 
 /** The defaults of each `delivery` field left out (and of all of them when `delivery` is absent). */
@@ -72,12 +74,15 @@ export function deliveryTargetFor(source: KafkaSource, options: ResolveOptions):
   const dls = source.spec.delivery?.deadLetterSink
   const deadLetter = dls === undefined ? undefined : endpoint(dls, namespace, options)
   if (deadLetter?.kind === 'unresolved') return { ...deadLetter, field: 'spec.delivery.deadLetterSink' }
+  // Validation refuses bad values; a stored source is valid, so `invalid` cannot come here and means none.
+  const flow = parseFlowControl(source.metadata.annotations)
   return {
     kind: 'resolved',
     target: Object.freeze({
       sourceKey: `KafkaSource/${namespace}/${source.metadata.name}`,
       sink: sink.endpoint,
-      policy: resolveDeliveryPolicy(source.spec.delivery, deadLetter?.endpoint)
+      policy: resolveDeliveryPolicy(source.spec.delivery, deadLetter?.endpoint),
+      ...(flow.kind === 'flow' ? { flow: flow.flow } : {})
     })
   }
 }

@@ -1,4 +1,4 @@
-import type { DeliveryObserver, SinkPolicy } from '../delivery/index.ts'
+import type { DeliveryObserver, SinkFlowState, SinkPolicy } from '../delivery/index.ts'
 import { PingSourcePlane } from '../ping-source/index.ts'
 import type { PingSourcePlaneOptions } from '../ping-source/index.ts'
 import { SharedPlaneServices } from '../plane/index.ts'
@@ -38,6 +38,8 @@ export interface DataPlane {
   readonly planes: readonly SourcePlane[]
   /** Every plane's sources, for the dispatcher's metrics (DispatcherMetrics.track). */
   status(): PlaneActivity[]
+  /** The per-sink flow control of its deliverer, for the dispatcher's metrics (DispatcherMetrics.trackSinks). */
+  flow(): SinkFlowState[]
   /** Drains and stops every plane, then the shared services. Close it before the dispatcher. */
   close(): Promise<void>
 }
@@ -94,6 +96,7 @@ export async function startDataPlane(
   return {
     planes,
     status: () => planes.flatMap(plane => plane.activity?.() ?? []),
+    flow: () => services.deliverer.flow(),
     async close() {
       dispatcher.off('contract', apply)
       dispatcher.off('fenced', apply)

@@ -49,6 +49,7 @@ export async function startWiredDispatcher(wiring: DispatcherWiring): Promise<Wi
       ...(metrics === undefined ? {} : { observer: metrics.observer })
     })
     metrics?.track(dataPlane)
+    metrics?.trackSinks(dataPlane)
     return {
       dispatcher,
       dataPlane,

@@ -1,6 +1,8 @@
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import type { DeliveryObserver } from '../delivery/index.ts'
 import type { SourceObserver } from '../kafka-source/index.ts'
+import { registerSinkFlowMetrics } from './sink-flow-metrics.ts'
+import type { SinkFlowView } from './sink-flow-metrics.ts'
 import { SourceMetrics } from './source-metrics.ts'
 import type { SourceActivity } from './source-metrics.ts'
 
@@ -51,6 +53,7 @@ export class DispatcherMetrics {
   readonly #dispatcher: DispatcherView
   readonly #sources: SourceMetrics
   readonly #planes: SourcesView[] = []
+  readonly #sinks: SinkFlowView[] = []
   readonly #now: () => number
 
   constructor(options: DispatcherMetricsOptions) {
@@ -64,6 +67,7 @@ export class DispatcherMetrics {
     })
     this.observer = this.#sources
     const registers = [this.registry]
+    registerSinkFlowMetrics(this.registry, this.#sinks)
     const dispatcher = this.#dispatcher
     new Gauge({
       name: 'shoal_dispatcher_capacity',
@@ -111,6 +115,11 @@ export class DispatcherMetrics {
   /** Shows the in-flight records of a data plane's sources. */
   track(plane: SourcesView): void {
     this.#planes.push(plane)
+  }
+
+  /** Shows the per-sink flow control of a deliverer. */
+  trackSinks(view: SinkFlowView): void {
+    this.#sinks.push(view)
   }
 
   /** Every metric in the Prometheus text format, gauges brought up to date first. */

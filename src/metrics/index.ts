@@ -16,3 +16,5 @@ export { CONTROL_DURATION_BUCKETS, ControllerMetrics, routeOf } from './controll
 export type { ControllerMetricsOptions, ControllerView, RouteLabel, SourcePlacementView } from './controller-metrics.ts'
 export { DEFAULT_LAG_HISTORY_MS, DEFAULT_LAG_INTERVAL_MS, LagMonitor } from './lag-monitor.ts'
 export type { LagMonitorOptions, LagSnapshot } from './lag-monitor.ts'
+export { registerSinkFlowMetrics } from './sink-flow-metrics.ts'
+export type { SinkFlowView } from './sink-flow-metrics.ts'
