@@ -31,8 +31,6 @@ export { TickTimer } from './tick-timer.ts'
 export type { TickTimerOptions } from './tick-timer.ts'
 export { DEFAULT_MAX_EXCEPTIONS, MAX_NAMED, RELEASE_HOLD_MS, compactWatermark, readWatermark } from './watermark.ts'
 export type { ReadWatermark } from './watermark.ts'
-// The wire shape of a heartbeat's watermark is a members-topic record (src/store); re-exported for the plane.
-export type { Release, ScheduleWatermark } from '../store/index.ts'
 export { TickLedger } from './tick-ledger.ts'
 export type { HeldRelease } from './tick-ledger.ts'
 export { WatermarkBook } from './watermark-book.ts'

@@ -1,7 +1,7 @@
 import { sourceStatus } from '../api/index.ts'
 import type { ConditionObservation, SourceStatus } from '../api/index.ts'
 import { kafkaErrorMessage } from '../kafka/index.ts'
-import { resolveSourceNet, secretsReferenced, unresolvedMessage } from '../secrets/index.ts'
+import { resolveSourceNet, sourcesReferring, unresolvedMessage } from '../secrets/index.ts'
 import type { SecretKey } from '../secrets/index.ts'
 import { commitInitialOffsets } from '../kafka-source/index.ts'
 import { isKafkaSource } from '../store/index.ts'
@@ -76,14 +76,12 @@ export class SourceReconciler {
 
   /** A Secret changed: its namespace's sources that refer to it reconcile again (new credentials, or now found). */
   #secretChanged(secretKey: string): void {
-    const [, namespace, name] = secretKey.split('/')
-    for (const entry of this.#options.store.snapshot(k => k.startsWith(`KafkaSource/${namespace}/`))) {
-      if (!isKafkaSource(entry) || !secretsReferenced(entry.object.spec.net).includes(name ?? '')) continue
-      this.#done.delete(entry.key)
-      const timer = this.#retry.get(entry.key)
+    for (const key of sourcesReferring(this.#options.store, secretKey)) {
+      this.#done.delete(key)
+      const timer = this.#retry.get(key)
       if (timer !== undefined) clearTimeout(timer)
-      this.#retry.delete(entry.key)
-      this.#consider(entry.key)
+      this.#retry.delete(key)
+      this.#consider(key)
     }
   }
 

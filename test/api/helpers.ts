@@ -39,3 +39,15 @@ export function edit(base: unknown, changes: Record<string, unknown>): unknown {
   }
   return copy
 }
+
+/** A minimal valid KafkaSource manifest, as a Knative user writes it. */
+export const kafkaSourceManifest = {
+  apiVersion: 'sources.knative.dev/v1beta1',
+  kind: 'KafkaSource',
+  metadata: { name: 'orders' },
+  spec: {
+    bootstrapServers: ['kafka-0.kafka:9092'],
+    topics: ['orders'],
+    sink: { uri: 'http://sink.example.com/events' }
+  }
+}

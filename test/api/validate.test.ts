@@ -1,18 +1,9 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { validateResource } from '../../src/api/index.ts'
-import { catchShoal, edit, expectInvalidPaths } from './helpers.ts'
+import { catchShoal, edit, expectInvalidPaths, kafkaSourceManifest } from './helpers.ts'
 
-const kafka = {
-  apiVersion: 'sources.knative.dev/v1beta1',
-  kind: 'KafkaSource',
-  metadata: { name: 'orders' },
-  spec: {
-    bootstrapServers: ['kafka-0.kafka:9092'],
-    topics: ['orders'],
-    sink: { uri: 'http://sink.example.com/events' }
-  }
-}
+const kafka = kafkaSourceManifest
 
 const ping = {
   apiVersion: 'sources.knative.dev/v1',
