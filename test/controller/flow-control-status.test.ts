@@ -1,12 +1,15 @@
 // Per-sink flow control as `shoal describe` and the dashboard show it: a KafkaSource limited to 2 requests in flight
-// to a sink that holds every request; a real controller, a real dispatcher with its data plane, the real broker.
+// to a sink that holds every request; a real controller, a real dispatcher with its data plane, the real broker, and
+// the dashboard in a real browser.
 import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
 import { once } from 'node:events'
 import { createServer } from 'node:http'
 import type { ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { test } from 'node:test'
 import { Producer } from '@platformatic/kafka'
+import { chromium } from 'playwright-core'
 import { main } from '../../src/cli/main.ts'
 import { startController } from '../../src/controller/index.ts'
 import { startDataPlane, startDispatcher } from '../../src/dispatcher/index.ts'
@@ -17,6 +20,7 @@ import { brokers, createTopic, uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
 
 const RECORDS = 12
+const CHROMIUM = process.env['SHOAL_CHROMIUM'] ?? '/usr/bin/chromium'
 
 interface FlowRow {
   dispatcher: string
@@ -137,6 +141,19 @@ test('a source’s flow control limit, sink, requests in flight and queued show 
     shown?.flow?.map(f => [f.dispatcher, f.sink, f.limit, f.inFlight]),
     [['dispatcher-0', origin, 2, 2]]
   )
+  // And the page renders it (Debian's chromium, as test/ui/ui-browser.test.ts).
+  assert.ok(existsSync(CHROMIUM), `no browser at ${CHROMIUM}: run scripts/setup.sh (it installs Debian's chromium)`)
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })
+  try {
+    const page = await browser.newPage()
+    await page.goto(`${controller.url}/ui`)
+    const row = '[data-flow-row="default/gated"][data-dispatcher-id="dispatcher-0"]'
+    await page.waitForSelector(row, { timeout: 60_000 })
+    const cells = await page.$$eval(`${row} td`, tds => tds.map(td => td.textContent?.trim() ?? ''))
+    assert.deepEqual(cells, ['default/gated', 'dispatcher-0', origin, '2', '2', String(RECORDS - 2), '—'])
+  } finally {
+    await browser.close()
+  }
 
   // Once the sink answers, everything is delivered, the gate empties, and a later heartbeat says so.
   release = true
