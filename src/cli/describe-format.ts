@@ -66,6 +66,50 @@ function labelRows(label: string, map: Readonly<Record<string, string>>): Row[] 
   return entries.map((entry, i) => [i === 0 ? `${label}:` : '', entry])
 }
 
+/** A row of Shoal's `status.flowControl` (src/controller/sink-flow.ts). */
+interface FlowRow {
+  readonly dispatcher: string
+  readonly sink: string
+  readonly adaptive: boolean
+  readonly limit: number
+  readonly inFlight: number
+  readonly queued: number
+  readonly latencyMs?: number
+}
+
+function flowRowsOf(value: unknown): readonly FlowRow[] | undefined {
+  if (!Array.isArray(value) || value.length === 0) return undefined
+  const rows = value.every(
+    (r: unknown) =>
+      isObject(r) &&
+      typeof r['dispatcher'] === 'string' &&
+      typeof r['sink'] === 'string' &&
+      typeof r['adaptive'] === 'boolean' &&
+      typeof r['limit'] === 'number' &&
+      typeof r['inFlight'] === 'number' &&
+      typeof r['queued'] === 'number' &&
+      (r['latencyMs'] === undefined || typeof r['latencyMs'] === 'number')
+  )
+  return rows ? (value as FlowRow[]) : undefined
+}
+
+/** `status.flowControl` as a table: one line per dispatcher and sink, as the conditions are. */
+function flowTableRows(flow: readonly FlowRow[]): Row[] {
+  return [
+    ['  Flow Control:'],
+    ['    Dispatcher', 'Sink', 'Limit', 'In Flight', 'Queued', 'Latency'],
+    ['    ----------', '----', '-----', '---------', '------', '-------'],
+    ...flow.map(r => [
+      `    ${r.dispatcher}`,
+      r.sink,
+      r.adaptive ? `adaptive ${r.limit}` : String(r.limit),
+      String(r.inFlight),
+      String(r.queued),
+      r.latencyMs === undefined ? '<none>' : `${r.latencyMs}ms`
+    ])
+  ]
+}
+
 const describedMetadata = new Set(['name', 'namespace', 'labels', 'annotations'])
 const describedObject = new Set(['apiVersion', 'kind', 'metadata', 'spec', 'status'])
 
@@ -95,7 +139,14 @@ export function renderDescribe(object: unknown): string {
   const statusRest = isObject(status)
     ? Object.fromEntries(Object.entries(status).filter(([k]) => k !== 'conditions'))
     : {}
-  rows.push(...fieldRows('Status', statusRest, 0))
+  const flow = flowRowsOf(statusRest['flowControl'])
+  if (flow === undefined) rows.push(...fieldRows('Status', statusRest, 0))
+  else {
+    // A table of its own, last in Status: a line that is not a `key: value` pair ends its columns' alignment.
+    delete statusRest['flowControl']
+    rows.push(...(Object.keys(statusRest).length > 0 ? fieldRows('Status', statusRest, 0) : [['Status:']]))
+    rows.push(...flowTableRows(flow))
+  }
   const conditions = conditionsOf(object)
   if (conditions.length === 0) {
     rows.push(['Conditions:', '<none>'])

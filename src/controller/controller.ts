@@ -16,6 +16,8 @@ import type { Logger } from '../log/index.ts'
 import { isDispatcherKind, presentDispatcher, presentSource } from './presentation.ts'
 import type { LiveDispatcher } from './presentation.ts'
 import { DeliveryErrors } from './delivery-errors.ts'
+import { FlowIndex } from './sink-flow.ts'
+import type { SourceFlowRow } from './sink-flow.ts'
 import { startObservability } from './observability.ts'
 import { MembersFollower, SchedulerLeader } from '../leader/index.ts'
 import type { PoolOptions } from '../leader/index.ts'
@@ -68,6 +70,8 @@ interface LateViews {
   liveDispatchers: () => readonly LiveDispatcher[]
   lastDeliveryError: DeliveryErrors['lastOf']
   observePass: (seconds: number) => void
+  /** A source's flow control gates on alive dispatchers, from their heartbeats. */
+  flowOf: (sourceKey: string) => readonly SourceFlowRow[]
 }
 
 /** Starts one control-plane replica: the API server, then the store it serves. */
@@ -82,7 +86,8 @@ export async function startController(options: ControllerOptions): Promise<Runni
   const views: LateViews = {
     liveDispatchers: () => [],
     lastDeliveryError: () => undefined,
-    observePass: () => undefined
+    observePass: () => undefined,
+    flowOf: () => []
   }
   const { server, url, replicaId } = await startServer(options, serviceUrlTemplate, views, logTo)
   const store = await openStore(options, server, { replicaId, url, serviceUrlTemplate, logTo })
@@ -95,6 +100,8 @@ export async function startController(options: ControllerOptions): Promise<Runni
     logTo
   })
   views.liveDispatchers = () => members.members().map(liveDispatcherOf)
+  const flowIndex = new FlowIndex()
+  views.flowOf = key => flowIndex.of(views.liveDispatchers(), key)
   const observed = serveObservability(options, server, store, { replicaId, serviceUrlTemplate, members, views, logTo })
   server.attach(
     store,
@@ -150,7 +157,13 @@ async function startServer(
     log: logTo,
     present: entry =>
       isSource(entry)
-        ? presentSource(entry, serviceUrlTemplate, id => liveById(id)?.zone, views.lastDeliveryError(entry.key))
+        ? presentSource(
+            entry,
+            serviceUrlTemplate,
+            id => liveById(id)?.zone,
+            views.lastDeliveryError(entry.key),
+            views.flowOf(entry.key)
+          )
         : presentDispatcher(entry.object.metadata.name, entry, liveById(entry.object.metadata.name)),
     liveObjects: (info, stored) =>
       isDispatcherKind(info)
@@ -298,7 +311,13 @@ function serveObservability(
     store,
     members: () => members.members(),
     present: entry =>
-      presentSource(entry, parts.serviceUrlTemplate, id => liveById(id)?.zone, views.lastDeliveryError(entry.key)),
+      presentSource(
+        entry,
+        parts.serviceUrlTemplate,
+        id => liveById(id)?.zone,
+        views.lastDeliveryError(entry.key),
+        views.flowOf(entry.key)
+      ),
     log: parts.logTo,
     ...(options.secretKey === undefined ? {} : { secretKey: options.secretKey })
   })
@@ -327,6 +346,7 @@ function liveDispatcherOf(m: MemberStatus): LiveDispatcher {
     incarnation: m.incarnation,
     lastHeartbeat: new Date(m.lastSeen).toISOString(),
     contractOffset: m.contractOffset,
+    ...(m.sinks === undefined ? {} : { sinks: m.sinks }),
     alive: m.state !== 'dead'
   }
 }

@@ -10,7 +10,7 @@ import type { SecretKey, SourceNet } from '../secrets/index.ts'
 import { isDispatcher, isKafkaSource, isSource } from '../store/index.ts'
 import type { ResourceStore, StoredEntry, StoredSource } from '../store/index.ts'
 import { UiServer, buildSnapshot, historyPoints } from '../ui/index.ts'
-import type { UiCondition, UiPoint, UiSnapshot } from '../ui/index.ts'
+import type { UiCondition, UiPoint, UiSinkFlow, UiSnapshot } from '../ui/index.ts'
 
 export interface ObservabilityOptions {
   readonly replicaId: string
@@ -127,11 +127,23 @@ function snapshot(options: ObservabilityOptions, lag: LagMonitor): UiSnapshot {
         pending: view.pending,
         ...(s?.reason === undefined ? {} : { reason: s.reason }),
         ...(s?.message === undefined ? {} : { message: s.message }),
-        conditions: conditionsOf(options.present(entry))
+        ...presentedParts(options.present(entry))
       }
     }),
     history
   })
+}
+
+/** What the dashboard shows of a source as the API presents it: its conditions and its flow control. */
+function presentedParts(presented: unknown): { conditions: UiCondition[]; flow?: UiSinkFlow[] } {
+  const flow = flowOf(presented)
+  return { conditions: conditionsOf(presented), ...(flow.length > 0 ? { flow } : {}) }
+}
+
+function flowOf(presented: unknown): UiSinkFlow[] {
+  const rows = (presented as { status?: { flowControl?: unknown } }).status?.flowControl
+  // presentSource builds these rows (SourceFlowRow), so they have the shape the dashboard reads.
+  return Array.isArray(rows) ? (rows as UiSinkFlow[]) : []
 }
 
 function conditionsOf(presented: unknown): UiCondition[] {

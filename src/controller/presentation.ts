@@ -2,11 +2,13 @@ import { DispatcherKind, apiVersionOf, sourceStatus } from '../api/index.ts'
 import type { ConditionObservation, KindInfo, SourceStatus } from '../api/index.ts'
 import { isDispatcher, isKafkaSource } from '../store/index.ts'
 import type { DeliveryErrorRecord, MemberRecord, PlacementsRecord, StoredEntry, StoredSource } from '../store/index.ts'
+import { placedFlowRows } from './sink-flow.ts'
+import type { SourceFlowRow } from './sink-flow.ts'
 
 /** A dispatcher as its heartbeats show it: the heartbeat's own fields, when the last one came, and whether it lives. */
 export interface LiveDispatcher extends Pick<
   MemberRecord,
-  'id' | 'zone' | 'node' | 'capacity' | 'used' | 'incarnation' | 'contractOffset'
+  'id' | 'zone' | 'node' | 'capacity' | 'used' | 'incarnation' | 'contractOffset' | 'sinks'
 > {
   /** Broker time of its last heartbeat, ISO-8601. */
   readonly lastHeartbeat: string
@@ -39,13 +41,15 @@ export function scheduledObservation(scheduling: PlacementsRecord | undefined, d
 /**
  * A source as the API shows it: its stored status with the scheduler's view merged in — the Scheduled
  * condition (and so Ready) and `status.placements`, Knative's field — computed when read, so it is never
- * staler than the placements record itself.
+ * staler than the placements record itself; and Shoal's `status.flowControl`: the live per-sink flow control of
+ * the dispatchers it is placed on (`flow`, from their heartbeats), when it set the flow control annotations.
  */
 export function presentSource(
   entry: StoredEntry<StoredSource>,
   serviceUrlTemplate: string,
   zoneOf: (dispatcher: string) => string | undefined = () => undefined,
-  lastError?: DeliveryErrorRecord
+  lastError?: DeliveryErrorRecord,
+  flow: readonly SourceFlowRow[] = []
 ): unknown {
   const resource = entry.object
   const scale = entry.scheduling?.scale
@@ -71,9 +75,16 @@ export function presentSource(
     const zone = zoneOf(p.podName)
     return zone === undefined ? p : { ...p, zone }
   })
+  const flowControl = placedFlowRows(flow, placements)
   return {
     ...entry.object,
-    status: { ...status, ...counts, ...error, ...(placements.length > 0 ? { placements } : {}) }
+    status: {
+      ...status,
+      ...counts,
+      ...error,
+      ...(placements.length > 0 ? { placements } : {}),
+      ...(flowControl.length > 0 ? { flowControl } : {})
+    }
   }
 }
 

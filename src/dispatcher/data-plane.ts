@@ -8,6 +8,7 @@ import type { KafkaSourcePlaneOptions, SourceObserver } from '../kafka-source/in
 import type { RunningDispatcher } from './dispatcher.ts'
 import type { Log } from '../log/index.ts'
 import { closeInOrder } from '../util/index.ts'
+import { sinkReportsOf } from './sink-reports.ts'
 
 /** What the planes of a dispatcher are built from, beside the dispatcher itself. */
 export interface DataPlaneOptions {
@@ -47,7 +48,7 @@ export interface DataPlane {
 /**
  * Starts the data plane of a running dispatcher: the shared services (one Deliverer, the delivery-error
  * reporter, one reader of the resources topic), a plane for each source kind, each kept in step with the
- * dispatcher's contract and fencing; a plane's watermark goes into every heartbeat.
+ * dispatcher's contract and fencing; a plane's watermark and the deliverer's flow control go into every heartbeat.
  */
 export async function startDataPlane(
   dispatcher: RunningDispatcher,
@@ -92,6 +93,7 @@ export async function startDataPlane(
   dispatcher.on('unfenced', apply)
   const marking = planes.find(plane => plane.watermark !== undefined)
   if (marking !== undefined) dispatcher.reportWatermark(() => marking.watermark?.())
+  dispatcher.reportSinks(() => sinkReportsOf(services.deliverer.flow()))
   apply()
   return {
     planes,

@@ -15,6 +15,7 @@ import { Heartbeater } from './heartbeater.ts'
 import { nextIncarnation } from './incarnation.ts'
 import { DEFAULT_LIVENESS_TIMEOUT_MS, fenceAfterOf, heartbeatIntervalOf } from './liveness.ts'
 import { checkMemberRecord } from './record-shapes.ts'
+import type { SinkReports } from './sink-reports.ts'
 import type { Log } from '../log/index.ts'
 
 /** The least time between two heartbeats asked for by heartbeatSoon. */
@@ -62,6 +63,8 @@ export interface RunningDispatcher extends EventEmitter<DispatcherEvents> {
   readonly livenessTimeoutMs: number
   /** Puts the PingSource plane's schedule watermark into every heartbeat from now on. */
   reportWatermark(provider: () => MemberRecord['watermark']): void
+  /** Puts its deliverer's flow control gates into every heartbeat from now on (`shoal describe`, the dashboard). */
+  reportSinks(provider: () => SinkReports): void
   /**
    * Asks for a heartbeat soon, between the regular ones (at most one per WATERMARK_BEAT_GAP_MS): the PingSource
    * plane's watermark moved (a burst of ticks answered, a schedule released), and the sooner the members topic
@@ -136,6 +139,7 @@ class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispat
   #stop: DispatcherStop | undefined
   #closed: Promise<void> | undefined
   #watermark: (() => MemberRecord['watermark']) | undefined
+  #sinks: (() => SinkReports) | undefined
   #soon: NodeJS.Timeout | undefined
   #lastSoonAt = Number.NEGATIVE_INFINITY
 
@@ -209,6 +213,10 @@ class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispat
 
   reportWatermark(provider: () => MemberRecord['watermark']): void {
     this.#watermark = provider
+  }
+
+  reportSinks(provider: () => SinkReports): void {
+    this.#sinks = provider
   }
 
   takeEndedHoldings(): EndedHolding[] {
@@ -288,6 +296,7 @@ class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispat
 
   #heartbeat(): MemberRecord {
     const watermark = this.#watermark?.()
+    const flow = this.#sinks?.()
     return {
       id: this.id,
       incarnation: this.#incarnation,
@@ -301,7 +310,9 @@ class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispat
       used: this.#state.used(),
       contractOffset: String(this.#state.offset),
       startedAt: this.#startedAt,
-      ...(watermark === undefined ? {} : { watermark })
+      ...(watermark === undefined ? {} : { watermark }),
+      ...(flow === undefined || flow.sinks.length === 0 ? {} : { sinks: flow.sinks }),
+      ...(flow?.partial === true ? { sinksPartial: true } : {})
     }
   }
 

@@ -21,7 +21,30 @@ export function checkMemberRecord(value: unknown): Checked<MemberRecord> {
     stringField(value, 'contractOffset') ??
     stringField(value, 'startedAt')
   if (problem !== undefined) return invalid(problem)
+  // The flow control report is for people: one that does not read is left out, never the heartbeat with it (a live
+  // dispatcher must not look dead for it). Heartbeats of older versions have none.
+  if (value['sinks'] !== undefined && !isSinkReports(value['sinks'])) {
+    const { sinks: _sinks, sinksPartial: _partial, ...rest } = value
+    return { kind: 'ok', record: rest as unknown as MemberRecord }
+  }
   return { kind: 'ok', record: value as unknown as MemberRecord }
+}
+
+function isSinkReports(value: unknown): boolean {
+  return (
+    Array.isArray(value) &&
+    value.every(
+      (r: unknown) =>
+        isObject(r) &&
+        typeof r['source'] === 'string' &&
+        typeof r['sink'] === 'string' &&
+        typeof r['adaptive'] === 'boolean' &&
+        integerField(r, 'limit', 0) === undefined &&
+        integerField(r, 'inFlight', 0) === undefined &&
+        integerField(r, 'queued', 0) === undefined &&
+        (r['latencyMs'] === undefined || integerField(r, 'latencyMs', 0) === undefined)
+    )
+  )
 }
 
 export function checkContractRecord(value: unknown): Checked<ContractRecord> {

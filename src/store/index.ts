@@ -24,7 +24,7 @@ export type {
   WriteResult
 } from './types.ts'
 export { isDispatcher, isKafkaSource, isPingSource, isSealedSecret, isSource, storedObjectOf } from './stored-kinds.ts'
-export { contractKey, ordinalOf } from './records.ts'
+export { MAX_SINK_REPORTS, contractKey, ordinalOf } from './records.ts'
 export type {
   ContractRecord,
   DeliveryErrorRecord,
@@ -34,6 +34,7 @@ export type {
   Release,
   ScaleRecord,
   ScheduleWatermark,
+  SinkFlowReport,
   SlotKind
 } from './records.ts'
 export { decodeValue, encodeValue, schemaHeaders } from './codec.ts'

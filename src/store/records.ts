@@ -93,6 +93,33 @@ export interface MemberRecord {
   readonly startedAt: string
   /** Its PingSource plane's watermark: how far its schedules are handled, those it gave up and has not started. */
   readonly watermark?: ScheduleWatermark
+  /**
+   * Its per-sink flow control now, one entry per gate (a source that set the flow control annotations, and a sink
+   * origin it sends to), the busiest first; absent when it has none (and in heartbeats of older versions).
+   */
+  readonly sinks?: readonly SinkFlowReport[]
+  /** Set when `sinks` was cut short (more than MAX_SINK_REPORTS gates): the idlest gates are not named. */
+  readonly sinksPartial?: true
+}
+
+/** The most gates a heartbeat names: it is written every 2 s and read by every controller and dispatcher. */
+export const MAX_SINK_REPORTS = 100
+
+/** One flow control gate of a dispatcher as its heartbeat carries it (`MemberRecord.sinks`). */
+export interface SinkFlowReport {
+  /** `Kind/namespace/name` of the source. */
+  readonly source: string
+  /** The sink's origin (`http://host:port`). */
+  readonly sink: string
+  /** The limit adapts to the sink (`delivery.shoal.dev/adaptive-concurrency`). */
+  readonly adaptive: boolean
+  /** Requests in flight allowed now. */
+  readonly limit: number
+  readonly inFlight: number
+  /** Requests waiting for the limit or the rate. */
+  readonly queued: number
+  /** Smoothed time to an answer, whole milliseconds; absent before the first answer. */
+  readonly latencyMs?: number
 }
 
 /**

@@ -5,6 +5,7 @@ export type {
   UiDispatcherInput,
   UiPoint,
   UiSnapshot,
+  UiSinkFlow,
   UiSnapshotInput,
   UiSource,
   UiSourceInput,

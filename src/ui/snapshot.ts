@@ -24,6 +24,22 @@ export interface UiSourceInput {
   readonly reason?: string
   readonly message?: string
   readonly conditions: readonly UiCondition[]
+  /** Its per-sink flow control on the dispatchers it is placed on (the presented `status.flowControl`). */
+  readonly flow?: readonly UiSinkFlow[]
+}
+
+/** One dispatcher's flow control gate of a source towards one sink origin. */
+export interface UiSinkFlow {
+  readonly dispatcher: string
+  /** The sink's origin. */
+  readonly sink: string
+  readonly adaptive: boolean
+  /** Requests in flight allowed now. */
+  readonly limit: number
+  readonly inFlight: number
+  readonly queued: number
+  /** Smoothed time to an answer, ms; absent before the first answer. */
+  readonly latencyMs?: number
 }
 
 export interface UiCondition {
@@ -90,6 +106,8 @@ export interface UiSource {
   readonly lag?: number
   readonly rate?: number
   readonly history?: readonly UiPoint[]
+  /** Its flow control gates, by dispatcher then sink; absent when it has none. */
+  readonly flow?: readonly UiSinkFlow[]
 }
 
 /** The dashboard's whole state, sent on every change. */
@@ -171,7 +189,8 @@ export function buildSnapshot(input: UiSnapshotInput): UiSnapshot {
         ...(s.message === undefined ? {} : { message: s.message }),
         conditions: s.conditions,
         ...(last ? { lag: last.lag, rate: last.rate } : {}),
-        ...(history && withHistory.has(s.key) ? { history } : {})
+        ...(history && withHistory.has(s.key) ? { history } : {}),
+        ...(s.flow !== undefined && s.flow.length > 0 ? { flow: [...s.flow].sort(byDispatcherThenSink) } : {})
       }
     })
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.kind < b.kind ? -1 : 1))
@@ -187,6 +206,14 @@ export function buildSnapshot(input: UiSnapshotInput): UiSnapshot {
     sources,
     stranded
   }
+}
+
+function byDispatcherThenSink(a: UiSinkFlow, b: UiSinkFlow): number {
+  return ordinal(a.dispatcher) - ordinal(b.dispatcher) || compare(a.dispatcher, b.dispatcher) || compare(a.sink, b.sink)
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0
 }
 
 function ordinal(id: string): number {

@@ -73,3 +73,40 @@ test('an object without status or conditions still describes', () => {
   assert.match(text, /^Status:\s+<none>$/m)
   assert.match(text, /^Conditions:\s+<none>$/m)
 })
+
+test('describe prints a source’s flow control as a table at the end of its status', () => {
+  const object = kafkaSource('gated')
+  const status = object.status as Record<string, unknown>
+  status['consumers'] = 2
+  status['flowControl'] = [
+    {
+      dispatcher: 'dispatcher-0',
+      sink: 'http://127.0.0.1:40125',
+      adaptive: false,
+      limit: 2,
+      inFlight: 2,
+      queued: 14,
+      latencyMs: 1804
+    },
+    { dispatcher: 'dispatcher-1', sink: 'http://127.0.0.1:40125', adaptive: true, limit: 5, inFlight: 0, queued: 0 }
+  ]
+  const text = renderDescribe(object)
+  const table = `Status:
+  Consumers:            2
+  Observed Generation:  1
+  Sink URI:             http://sink.example/
+  Flow Control:
+    Dispatcher    Sink                    Limit       In Flight  Queued  Latency
+    ----------    ----                    -----       ---------  ------  -------
+    dispatcher-0  http://127.0.0.1:40125  2           2          14      1804ms
+    dispatcher-1  http://127.0.0.1:40125  adaptive 5  0          0       <none>
+Conditions:
+`
+  assert.ok(text.includes(table), text)
+})
+
+test('a flowControl that is not a list of rows is described as any other field', () => {
+  const object = kafkaSource('odd')
+  ;(object.status as Record<string, unknown>)['flowControl'] = 'n/a'
+  assert.match(renderDescribe(object), /^ {2}Flow Control: +n\/a$/m)
+})

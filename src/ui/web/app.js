@@ -102,6 +102,47 @@ function SourceRow(props) {
   </tr>`
 }
 
+/** A source's flow control gates, one row per dispatcher and sink: the limit now, requests in flight and waiting. */
+function FlowRows(props) {
+  const s = props.s
+  return s.flow.map(
+    f =>
+      html`<tr key=${`${f.dispatcher} ${f.sink}`} data-flow-row=${s.name} data-dispatcher-id=${f.dispatcher}>
+        <td><span class="swatch" style=${{ background: colourOf(s.name) }}></span>${s.name}</td>
+        <td>${f.dispatcher}</td>
+        <td>${f.sink}</td>
+        <td data-limit=${f.limit}>${f.adaptive ? `adaptive ${f.limit}` : f.limit}</td>
+        <td>${f.inFlight}</td>
+        <td>${f.queued}</td>
+        <td>${f.latencyMs === undefined ? '—' : `${f.latencyMs} ms`}</td>
+      </tr>`
+  )
+}
+
+function FlowControl(props) {
+  const gated = props.sources.filter(s => s.flow)
+  if (gated.length === 0) return ''
+  return html`<section data-flow-control="">
+    <h2>Per-sink flow control</h2>
+    <table>
+      <thead>
+        <tr>
+          <th>source</th>
+          <th>dispatcher</th>
+          <th>sink</th>
+          <th>limit</th>
+          <th>in flight</th>
+          <th>queued</th>
+          <th>latency</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${gated.map(s => html`<${FlowRows} key=${s.kind + s.name} s=${s} />`)}
+      </tbody>
+    </table>
+  </section>`
+}
+
 function App() {
   const [state, setState] = useState(undefined)
   const [live, setLive] = useState(false)
@@ -168,6 +209,7 @@ function App() {
           </tbody>
         </table>
       </section>
+      <${FlowControl} sources=${state.sources} />
     </main>
   `
 }

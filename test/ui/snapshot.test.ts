@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { buildSnapshot } from '../../src/ui/index.ts'
+import type { UiSinkFlow, UiSnapshotInput, UiSourceInput } from '../../src/ui/index.ts'
+
+function source(key: string, flow?: readonly UiSinkFlow[]): UiSourceInput {
+  return {
+    key,
+    slot: 'consumer',
+    desired: 2,
+    placements: [
+      { podName: 'dispatcher-10', vreplicas: 1 },
+      { podName: 'dispatcher-2', vreplicas: 1 }
+    ],
+    pending: 0,
+    conditions: [{ type: 'Ready', status: 'True' }],
+    ...(flow === undefined ? {} : { flow })
+  }
+}
+
+function input(sources: readonly UiSourceInput[]): UiSnapshotInput {
+  return {
+    now: 1,
+    replicaId: 'c0',
+    leader: true,
+    dispatchers: ['dispatcher-2', 'dispatcher-10'].map(id => ({
+      id,
+      zone: 'a',
+      node: 'n',
+      capacity: 4,
+      alive: true,
+      cordoned: false
+    })),
+    sources,
+    history: new Map()
+  }
+}
+
+test('the snapshot carries a source’s flow control gates, by dispatcher ordinal then sink; none when it has none', () => {
+  const gate = (dispatcher: string, sink: string, limit: number): UiSinkFlow => ({
+    dispatcher,
+    sink,
+    adaptive: limit === 3,
+    limit,
+    inFlight: 1,
+    queued: 4,
+    latencyMs: 250
+  })
+  const snapshot = buildSnapshot(
+    input([
+      source('KafkaSource/default/gated', [
+        gate('dispatcher-10', 'http://s:1', 2),
+        gate('dispatcher-2', 'http://t:1', 3),
+        gate('dispatcher-2', 'http://s:1', 3)
+      ]),
+      source('KafkaSource/default/plain'),
+      source('KafkaSource/default/empty', [])
+    ])
+  )
+  const byName = new Map(snapshot.sources.map(s => [s.name, s]))
+  assert.deepEqual(
+    byName.get('default/gated')?.flow?.map(f => [f.dispatcher, f.sink, f.limit, f.adaptive]),
+    [
+      ['dispatcher-2', 'http://s:1', 3, true],
+      ['dispatcher-2', 'http://t:1', 3, true],
+      ['dispatcher-10', 'http://s:1', 2, false]
+    ]
+  )
+  assert.equal(byName.get('default/gated')?.flow?.[0]?.queued, 4)
+  assert.equal('flow' in byName.get('default/plain')!, false)
+  assert.equal('flow' in byName.get('default/empty')!, false)
+})
