@@ -1,7 +1,7 @@
 // Checks a JSON Schema cannot express well. They run on the same input as the schema and report in the
 // same list; each looks only at values of the right type (the schema reports the wrong ones).
 
-import { BATCH_ANNOTATIONS, batchAnnotationErrors } from './batch-annotations.ts'
+import { batchAnnotationErrors } from './batch-annotations.ts'
 import { tryParseIsoDuration } from './duration.ts'
 import { parseFlowControl } from './flow-annotations.ts'
 import type { PathSegment } from './field-path.ts'
@@ -51,18 +51,6 @@ export function semanticErrors(kind: 'KafkaSource' | 'PingSource', input: Json):
   if (kind === 'KafkaSource' && isRecord(metadata) && isRecord(metadata['annotations'])) {
     for (const [name, message] of batchAnnotationErrors(metadata['annotations'])) {
       report(['metadata', 'annotations', name], message)
-    }
-    // A batch is consecutive offsets of one partition: it cannot keep per-key order while other keys go on.
-    const spec = input['spec']
-    if (
-      metadata['annotations'][BATCH_ANNOTATIONS.maxEvents] !== undefined &&
-      isRecord(spec) &&
-      spec['ordering'] === 'key'
-    ) {
-      report(
-        ['metadata', 'annotations', BATCH_ANNOTATIONS.maxEvents],
-        'batched delivery does not go with spec.ordering: key; use ordered or unordered with batches'
-      )
     }
   }
   if (kind === 'KafkaSource') checkFlowAnnotations(input['metadata'], report)

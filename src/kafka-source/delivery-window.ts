@@ -1,11 +1,21 @@
-import { nextBatch } from './batch-builder.ts'
+import { nextBatch, recordBytes } from './batch-builder.ts'
 import { deliverBatch } from './batch-delivery.ts'
 import { DELIVER_ERROR_BACKOFF_MS } from './defaults.ts'
+import { KeyBatches } from './key-batches.ts'
+import type { KeyBatchItems } from './key-batches.ts'
 import { laneKeyOf } from './key-lanes.ts'
 import type { MemberContext } from './member-context.ts'
 import type { PartitionRun, QueuedRecord } from './partition-run.ts'
 import type { Outcome } from './types.ts'
 import { sleep } from './wake.ts'
+
+/** How KeyBatches reads a queued record. */
+const KEY_BATCH_ITEMS: KeyBatchItems<QueuedRecord> = {
+  key: item => laneKeyOf(item.record.key),
+  bytes: item => recordBytes(item.record),
+  offset: item => item.record.offset,
+  fetchedAt: item => item.record.fetchedAt
+}
 
 /**
  * A member's delivery window: at most `maxInFlight` records in delivery, taken round-robin from the owned
@@ -50,7 +60,7 @@ export class DeliveryWindow {
 
   /** Lets go of a partition's records not started yet (they are fetched again by whoever owns it next). */
   dropQueue(run: PartitionRun): void {
-    this.#queued -= run.queue.length - run.head + run.lanes.clear()
+    this.#queued -= run.queue.length - run.head + run.lanes.clear() + (run.keyBatches?.clear() ?? 0)
     run.queue = []
     run.head = 0
   }
@@ -59,7 +69,8 @@ export class DeliveryWindow {
    * Starts deliveries while the window has room, round-robin over partitions. Ordered: one record in flight
    * per partition. Unordered: a partition holds at most maxInFlight − (partitions − 1) slots, so however
    * slow its records are, every other partition keeps a slot. Key: as unordered, but a record whose key has one
-   * out waits behind it (see KeyLanes), and the partition's next records go on.
+   * out waits behind it (see KeyLanes), and the partition's next records go on. Batches: a batch takes one slot;
+   * with key, a batch holds its keys while it is out (see KeyBatches).
    */
   pump(): void {
     if (this.#ctx.stopping()) return
@@ -68,13 +79,14 @@ export class DeliveryWindow {
     if (runs.length === 0) return
     const ordering = this.#ctx.options.source.ordering
     const cap = ordering === 'ordered' ? 1 : Math.max(1, max - (runs.length - 1))
-    // Batching and `ordering: key` do not go together (the API refuses the pair): a batch is consecutive offsets.
-    const startNext =
-      this.#ctx.options.batching !== undefined
-        ? (run: PartitionRun) => this.#startBatch(run)
-        : ordering === 'key'
-          ? (run: PartitionRun) => this.#startByKey(run)
-          : (run: PartitionRun) => this.#startHead(run)
+    const batching = this.#ctx.options.batching !== undefined
+    const startNext = batching
+      ? ordering === 'key'
+        ? (run: PartitionRun) => this.#startKeyBatch(run)
+        : (run: PartitionRun) => this.#startBatch(run)
+      : ordering === 'key'
+        ? (run: PartitionRun) => this.#startByKey(run)
+        : (run: PartitionRun) => this.#startHead(run)
     let started = true
     while (started && this.#inFlight < max) {
       started = false
@@ -111,16 +123,46 @@ export class DeliveryWindow {
     const items = run.queue.slice(run.head, run.head + next.count) as QueuedRecord[]
     run.queue.fill(undefined, run.head, run.head + next.count)
     run.head += next.count
-    this.#queued -= next.count
+    this.#sendBatch(run, items, () => this.#ended(run))
+    return true
+  }
+
+  /**
+   * Batching with `ordering: key`: fills the partition's batch being built (from keys a batch freed, then the
+   * queue) and starts it once it is due; it holds its keys until it is over, so their later records wait.
+   */
+  #startKeyBatch(run: PartitionRun): boolean {
+    const batching = this.#ctx.options.batching
+    if (batching === undefined) return false
+    const lanes = (run.keyBatches ??= new KeyBatches(batching.limits, KEY_BATCH_ITEMS))
+    run.head = lanes.fill(run.queue, run.head)
+    const now = performance.now()
+    const next = lanes.decide(now, batching.limits.maxWaitMs)
+    if (next.kind === 'empty') return false
+    if (next.kind === 'wait') {
+      this.#pumpAt(next.at, now)
+      return false
+    }
+    const batch = lanes.take()
+    this.#sendBatch(run, batch.items, () => {
+      // A partition that left has its lanes cleared: this frees nothing there.
+      lanes.end(batch)
+      this.#ended(run)
+    })
+    return true
+  }
+
+  #sendBatch(run: PartitionRun, items: readonly QueuedRecord[], ended: () => void): void {
+    const batching = this.#ctx.options.batching!
+    this.#queued -= items.length
     // A batch takes one slot: maxInFlight counts requests in flight, and ordered keeps one batch per partition.
     run.inFlight++
     this.#inFlight++
     deliverBatch(this.#ctx, run, items, batching.deliver, {
       handled: outcome => (this.#outcomes[outcome] = (this.#outcomes[outcome] ?? 0) + 1),
       deliverError: () => this.#deliverErrors++,
-      ended: () => this.#ended(run)
+      ended
     })
-    return true
   }
 
   #pumpAt(at: number, now: number): void {

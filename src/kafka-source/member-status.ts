@@ -1,5 +1,6 @@
 import type { CommitRefusal } from './offset-tracker.ts'
 import type { PartitionRun } from './partition-run.ts'
+import { unstarted } from './partition-run.ts'
 import type { HandoverResult, Outcome } from './types.ts'
 
 /** A member's partition as `status()` shows it. */
@@ -51,7 +52,7 @@ export function partitionStatusOf(run: PartitionRun): PartitionStatus {
     committable,
     committed: run.tracker?.committed,
     lag: lagOf(run.endOffset, committable),
-    queued: run.queue.length - run.head + run.lanes.waiting,
+    queued: unstarted(run),
     inFlight: run.inFlight
   }
 }

@@ -12,6 +12,7 @@ import type { DeliveryWindow } from './delivery-window.ts'
 import type { GroupMembership } from './group-membership.ts'
 import type { MemberContext } from './member-context.ts'
 import type { PartitionRun } from './partition-run.ts'
+import { waitingBehindKeys } from './partition-run.ts'
 import { batchOpen } from './batch-builder.ts'
 import { decodeFetchedBatches } from './record-batches.ts'
 import type { StartPositions } from './start-positions.ts'
@@ -62,7 +63,7 @@ export class PartitionFetcher {
     for (const run of this.#ctx.runs.values()) {
       if (run.revoked || run.resetting || run.tracker === undefined) continue
       if (run.head < run.queue.length && !this.#batchOpen(run)) continue
-      if (run.lanes.waiting >= MAX_KEY_WAITING_PER_PARTITION) continue
+      if (waitingBehindKeys(run) >= MAX_KEY_WAITING_PER_PARTITION) continue
       if (run.tracker.outstanding >= MAX_UNCOMMITTED_PER_PARTITION) continue
       runs.push(run)
     }

@@ -1,3 +1,4 @@
+import type { KeyBatches } from './key-batches.ts'
 import { KeyLanes } from './key-lanes.ts'
 import type { OffsetTracker, TrackedOffset } from './offset-tracker.ts'
 import type { SourceRecord } from './types.ts'
@@ -14,6 +15,8 @@ export interface PartitionRun {
   head: number
   /** `ordering: key`: records taken from the queue that wait behind a record of their key (empty otherwise). */
   readonly lanes: KeyLanes<QueuedRecord>
+  /** `ordering: key` with batches: the batch being built and the records waiting behind a batch out (set on first use). */
+  keyBatches: KeyBatches<QueuedRecord> | undefined
   inFlight: number
   /** Set once the partition is no longer this member's: nothing more is fetched or started for it. */
   revoked: boolean
@@ -51,6 +54,7 @@ export function newPartitionRun(id: string, topic: string, partition: number): P
     queue: [],
     head: 0,
     lanes: new KeyLanes(),
+    keyBatches: undefined,
     inFlight: 0,
     revoked: false,
     stop: new AbortController(),
@@ -59,4 +63,14 @@ export function newPartitionRun(id: string, topic: string, partition: number): P
     endOffset: undefined,
     starved: false
   }
+}
+
+/** Records taken from a partition's queue that wait behind their key (`ordering: key`, with or without batches). */
+export function waitingBehindKeys(run: PartitionRun): number {
+  return run.lanes.waiting + (run.keyBatches?.waiting ?? 0)
+}
+
+/** A partition's records fetched and not started: queued, waiting behind their key, or in a batch being built. */
+export function unstarted(run: PartitionRun): number {
+  return run.queue.length - run.head + waitingBehindKeys(run) + (run.keyBatches?.building ?? 0)
 }

@@ -34,7 +34,8 @@ type Step = { readonly kind: 'answer'; readonly pick: number; readonly fail: boo
 const scenario = fc.record({
   partitions: fc.integer({ min: 1, max: 3 }),
   // Per partition: each record's key, an index into a few keys, or null.
-  keys: fc.array(fc.array(fc.option(fc.integer({ min: 0, max: 5 }), { freq: 5 }), { maxLength: 40 }), {
+  // size 'max': fast-check's default size would keep these arrays to about ten elements.
+  keys: fc.array(fc.array(fc.option(fc.integer({ min: 0, max: 5 }), { freq: 5 }), { maxLength: 40, size: 'max' }), {
     minLength: 3,
     maxLength: 3
   }),
@@ -47,7 +48,7 @@ const scenario = fc.record({
       },
       { weight: 1, arbitrary: fc.constant({ kind: 'revoke' as const }) }
     ),
-    { maxLength: 200 }
+    { maxLength: 200, size: 'max' }
   )
 })
 

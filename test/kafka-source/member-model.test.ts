@@ -10,7 +10,7 @@
 // batches (delivery.shoal.dev/batch-*), a batch at the sink being all or nothing.
 //
 // With `ordering: key` (records carry a few keys), also that no two records of one key are in
-// delivery at once, on any member.
+// delivery at once, on any member — in batches, no two batches holding one key.
 //
 //   SHOAL_MODEL_RUNS=20 npm test -- test/kafka-source/member-model.test.ts     more runs (default 3 per ordering)
 import assert from 'node:assert/strict'
@@ -69,12 +69,20 @@ class Real {
       this.inDelivery.set(id, now)
       if (now > 1) this.overlaps++
     }
+    // A batch holds each of its keys once (records of one key may share it).
+    const keys = new Set(records.map(record => `${record.partition}/${record.key?.toString() ?? ''}`))
+    for (const key of keys) {
+      const ofKey = (this.keysInDelivery.get(key) ?? 0) + 1
+      this.keysInDelivery.set(key, ofKey)
+      if (ofKey > 1) this.keyOverlaps++
+    }
     try {
       if (this.delayMs > 0) await answerWithin(Math.random() * this.delayMs, wire)
       if (Math.random() < this.failRate) throw new Error('sink failed the batch')
       for (const id of ids) this.delivered.set(id, (this.delivered.get(id) ?? 0) + 1)
       return ids.map(() => 'delivered')
     } finally {
+      for (const key of keys) this.keysInDelivery.set(key, this.keysInDelivery.get(key)! - 1)
       for (const id of ids) {
         const left = (this.inDelivery.get(id) ?? 1) - 1
         if (left === 0) this.inDelivery.delete(id)
@@ -254,7 +262,8 @@ describe('a KafkaSource member’s partition life, model-based on the real broke
       { ordering, batches: undefined },
       { ordering, batches: batchLimits }
     ]),
-    { ordering: 'key' as const, batches: undefined }
+    { ordering: 'key' as const, batches: undefined },
+    { ordering: 'key' as const, batches: batchLimits }
   ]
   for (const { ordering, batches } of variants) {
     const mode = batches === undefined ? ordering : `${ordering}, in batches`
