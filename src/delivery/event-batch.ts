@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer'
 import type { CloudEvent } from './cloud-event.ts'
+import { isJsonText } from './json-text.ts'
 
 // The HTTP binding's batched content mode (CloudEvents HTTP protocol binding 1.0.2 §3.3): one request whose body
 // is a JSON array of events, each in the JSON event format (JSON format 1.0.2 §3), Content-Type
@@ -93,9 +94,9 @@ class BodyWriter {
     }
     switch (dataForm(event.attributes.datacontenttype)) {
       case 'json':
-        // The bytes are spliced in as they are once they parse: the sink gets the producer's JSON, not a
-        // re-encoding. Checked cheaply first (no exception for the usual binary payload).
-        if (mayBeJson(data) && isUtf8(data) && isJson(data.toString('utf8'))) {
+        // The bytes are spliced in as they are once they are a JSON text: the sink gets the producer's JSON, not
+        // a re-encoding. Checked on the bytes (a binary payload fails at its first byte), then as UTF-8.
+        if (isJsonText(data) && isUtf8(data)) {
           this.string(`${head},"data":`)
           this.bytes(data)
           this.string('}')
@@ -211,26 +212,4 @@ function dataForm(contentType: string | undefined): DataForm {
     forms.set(contentType, form)
   }
   return form
-}
-
-// A JSON text starts, after whitespace, with one of `{ [ " - 0-9 t f n`.
-function mayBeJson(data: Buffer): boolean {
-  for (let i = 0; i < data.length; i++) {
-    const byte = data[i] as number
-    if (byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d) continue
-    return JSON_START[byte] === 1
-  }
-  return false
-}
-
-const JSON_START = new Uint8Array(256)
-for (const c of '{["-0123456789tfn') JSON_START[c.charCodeAt(0)] = 1
-
-function isJson(text: string): boolean {
-  try {
-    JSON.parse(text)
-    return true
-  } catch {
-    return false
-  }
 }
