@@ -73,6 +73,12 @@ class BodyWriter {
     this.#at += scratch.write(text, this.#at)
   }
 
+  /** ASCII text (base64): one byte a character. */
+  ascii(text: string): void {
+    this.#room(text.length)
+    this.#at += scratch.write(text, this.#at, 'latin1')
+  }
+
   bytes(bytes: Buffer): void {
     this.#room(bytes.length)
     this.#at += bytes.copy(scratch, this.#at)
@@ -114,7 +120,7 @@ class BodyWriter {
     }
     // Base64 text needs no JSON escaping.
     this.string(`${head},"data_base64":"`)
-    this.string(data.toString('base64'))
+    this.ascii(data.toString('base64'))
     this.string('"}')
   }
 }
