@@ -2,6 +2,8 @@
 // through a Deliverer to one sink process that answers 202 at once — one event per request (binary mode), then
 // batches of up to 100 (delivery.shoal.dev/batch-max-events: "100", batched mode). Events/s from the first
 // handled to the last, and the CPU of this process (process.cpuUsage: fetch, decode, map, encode, HTTP) per event.
+// The sink reads every body and parses every batch, and counts events (it must count every record); the CPU of
+// the sink process and of the whole machine over the same span shows which of them was the limit.
 //
 //   npm run bench:batches [-- --records 60000 --batch 100 --consumers 1 --only single|batches]
 import { loadavg } from 'node:os'
@@ -14,6 +16,7 @@ import type { Batching, Deliver, Outcome, SourceRecord } from '../src/kafka-sour
 import {
   PARTITIONS,
   RECORD_BYTES,
+  cpuWindow,
   deleteTopic,
   fillTopic,
   machine,
@@ -38,6 +41,9 @@ const batchSize = Number(values.batch)
 const consumers = Number(values.consumers)
 const limitMs = Number(values['limit-seconds']) * 1000
 
+/** With --cpu-prof: each mode's span in the profile's clock (µs), to split the profile by mode. */
+const profiling = process.execArgv.some(arg => arg.startsWith('--cpu-prof'))
+
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
 const log = (line: string) => process.stderr.write(`${line}\n`)
 
@@ -47,11 +53,14 @@ interface Run {
   readonly requests: number
   readonly seconds: number
   readonly cpuMicros: number
+  /** Sink and whole-machine CPU over the same span, in cores. */
+  readonly sinkCores: number
+  readonly machineCores: number
 }
 
 const kafka = await startKafka()
 const topic = `bench-batches-${process.pid}`
-const sink = await startSink()
+const sink = await startSink({ countEvents: true })
 const deliverer = new Deliverer()
 const target: DeliveryTarget = {
   sourceKey: `KafkaSource/default/batches`,
@@ -75,11 +84,14 @@ try {
 console.log(
   `\n${machine()}, load average ${loadAverage()}, ${fmt(records)} records of ${RECORD_BYTES} B, ${PARTITIONS} partitions, ${consumers} consumer(s), unordered\n`
 )
-console.log('| delivery | events/s | requests | CPU µs / event |')
-console.log('|---|---:|---:|---:|')
+console.log(
+  '| delivery | events/s | requests | CPU µs / event | this process (cores) | sink (cores) | machine (cores) |'
+)
+console.log('|---|---:|---:|---:|---:|---:|---:|')
 for (const r of runs) {
+  const cores = (r.cpuMicros / 1e6 / r.seconds).toFixed(2)
   console.log(
-    `| ${r.name} | ${fmt(r.events / r.seconds)} | ${fmt(r.requests)} | ${(r.cpuMicros / r.events).toFixed(1)} |`
+    `| ${r.name} | ${fmt(r.events / r.seconds)} | ${fmt(r.requests)} | ${(r.cpuMicros / r.events).toFixed(1)} | ${cores} | ${r.sinkCores.toFixed(2)} | ${r.machineCores.toFixed(2)} |`
   )
 }
 const [single, batched] = runs
@@ -101,12 +113,22 @@ function loadAverage(): string {
 async function measure(name: string, batch: number | undefined): Promise<Run> {
   await sink.stats(true)
   let handled = 0
-  let first: { at: number; cpu: NodeJS.CpuUsage } | undefined
-  let last = { at: 0, cpu: process.cpuUsage() }
+  let first: { at: number; cpu: NodeJS.CpuUsage; others: ReturnType<typeof cpuWindow> } | undefined
+  let last = { at: 0, cpu: process.cpuUsage(), others: {} as Readonly<Record<string, number>> }
+  const stop = () => {
+    const at = performance.now()
+    return { at, cpu: process.cpuUsage(), others: first?.others((at - first.at) / 1000).seconds ?? {} }
+  }
   const count = (n: number): void => {
-    if (first === undefined) first = { at: performance.now(), cpu: process.cpuUsage() }
+    if (first === undefined) {
+      first = { at: performance.now(), cpu: process.cpuUsage(), others: cpuWindow({ sink: sink.pid }) }
+      if (profiling) log(`${name}: profile from ${process.hrtime.bigint() / 1000n} µs`)
+    }
     handled += n
-    if (handled >= records) last = { at: performance.now(), cpu: process.cpuUsage() }
+    if (handled >= records) {
+      last = stop()
+      if (profiling) log(`${name}: profile to ${process.hrtime.bigint() / 1000n} µs`)
+    }
   }
   const deliver: Deliver = async (record: SourceRecord, signal, wireSignal): Promise<Outcome> => {
     const mapped = recordToEvent(record, ref)
@@ -150,13 +172,24 @@ async function measure(name: string, batch: number | undefined): Promise<Run> {
     await runner.close({ drainMs: 1_000, leaveGroup: true })
   }
   if (handled < records) {
-    last = { at: performance.now(), cpu: process.cpuUsage() }
+    last = stop()
     log(`${name}: only ${fmt(handled)} of ${fmt(records)} events within ${limitMs / 1000} s`)
   }
   const from = first ?? last
   const cpuMicros = last.cpu.user + last.cpu.system - (from.cpu.user + from.cpu.system)
-  const stats = await sink.stats()
   const seconds = (last.at - from.at) / 1000
+  const others = last.others
+  const stats = await sink.stats()
   log(`${name}: ${fmt(handled)} events in ${seconds.toFixed(1)} s, ${fmt(stats.count)} requests`)
-  return { name, events: handled, requests: stats.count, seconds, cpuMicros }
+  // The sink's own count is the truth the handled count is checked against.
+  if (stats.events < handled) log(`${name}: the sink counted only ${fmt(stats.events)} events of ${fmt(handled)}`)
+  return {
+    name,
+    events: handled,
+    requests: stats.count,
+    seconds,
+    cpuMicros,
+    sinkCores: (others['sink'] ?? 0) / seconds,
+    machineCores: (others['machine'] ?? 0) / seconds
+  }
 }

@@ -80,13 +80,14 @@ export interface Sink {
 
 /** Forks bench/kafka-source-sink.ts. */
 export async function startSink(
-  options: { delayMs?: number; checkOrder?: boolean; countIds?: boolean; logIds?: boolean } = {}
+  options: { delayMs?: number; checkOrder?: boolean; countIds?: boolean; logIds?: boolean; countEvents?: boolean } = {}
 ): Promise<Sink> {
   const args = [
     ...['--delay-ms', String(options.delayMs ?? 0)],
     ...(options.checkOrder ? ['--check-order'] : []),
     ...(options.countIds ? ['--count-ids'] : []),
-    ...(options.logIds ? ['--log-ids'] : [])
+    ...(options.logIds ? ['--log-ids'] : []),
+    ...(options.countEvents ? ['--count-events'] : [])
   ]
   const child = fork(sinkScript, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const exited = new Promise<void>(resolve => child.once('exit', () => resolve()))

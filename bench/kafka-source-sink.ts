@@ -3,7 +3,9 @@
 // it over IPC: `reset` starts a count, `stats` reads it. With `--check-order` it also counts, per partition,
 // events that arrive at an offset not above the last one seen (from the `ce-id` Shoal sets). With `--count-ids`
 // it counts distinct `ce-id`s, and requests whose `ce-id` it has seen before (duplicates). With `--log-ids` it
-// also keeps every request's `ce-id` and arrival time, which `deliveries` hands over.
+// also keeps every request's `ce-id` and arrival time, which `deliveries` hands over. With `--count-events` it
+// reads every body and counts events: a CloudEvents batch (`application/cloudevents-batch+json`) is parsed and
+// counts its array's length, any other request one — so a batch costs the sink what a sink needs to use it.
 //
 //   forked by bench/kafka-source-harness.ts; not run by hand
 import { createServer } from 'node:http'
@@ -16,6 +18,8 @@ export type SinkMessage =
   | {
       readonly type: 'stats'
       readonly count: number
+      /** Events received: with --count-events a batch counts its length, else every request counts one. */
+      readonly events: number
       /** Milliseconds from the first to the last request counted since the reset; 0 before two arrive. */
       readonly spanMs: number
       /** Milliseconds since the first request counted; 0 before one arrives. */
@@ -47,15 +51,18 @@ const { values } = parseArgs({
     'delay-ms': { type: 'string', default: '0' },
     'check-order': { type: 'boolean', default: false },
     'count-ids': { type: 'boolean', default: false },
-    'log-ids': { type: 'boolean', default: false }
+    'log-ids': { type: 'boolean', default: false },
+    'count-events': { type: 'boolean', default: false }
   }
 })
 const delayMs = Number(values['delay-ms'])
 const checkOrder = values['check-order']
 const countIds = values['count-ids']
 const logIds = values['log-ids']
+const countEvents = values['count-events']
 
 let count = 0
+let events = 0
 let first = 0
 let last = 0
 let outOfOrder = 0
@@ -93,9 +100,27 @@ const server = createServer((req, res) => {
     logged.ids.push(String(req.headers['ce-id']))
     logged.at.push(performance.timeOrigin + now)
   }
-  req.resume()
-  if (delayMs > 0) setTimeout(() => res.writeHead(202).end(), delayMs)
-  else res.writeHead(202).end()
+  const answer = () => {
+    if (delayMs > 0) setTimeout(() => res.writeHead(202).end(), delayMs)
+    else res.writeHead(202).end()
+  }
+  if (!countEvents) {
+    events++
+    req.resume()
+    answer()
+    return
+  }
+  const chunks: Buffer[] = []
+  req.on('data', (chunk: Buffer) => chunks.push(chunk))
+  req.on('end', () => {
+    const body = Buffer.concat(chunks)
+    if (req.headers['content-type'] === 'application/cloudevents-batch+json') {
+      events += (JSON.parse(body.toString('utf8')) as unknown[]).length
+    } else {
+      events++
+    }
+    answer()
+  })
 })
 server.keepAliveTimeout = 30_000
 
@@ -108,6 +133,7 @@ process.on('message', (command: SinkCommand) => {
   }
   if (command.type === 'reset') {
     count = 0
+    events = 0
     first = 0
     last = 0
     outOfOrder = 0
@@ -120,6 +146,7 @@ process.on('message', (command: SinkCommand) => {
   send({
     type: 'stats',
     count,
+    events,
     spanMs: count > 1 ? last - first : 0,
     sinceFirstMs: count > 0 ? now - first : 0,
     outOfOrder,

@@ -99,6 +99,28 @@ describe('recordToEvent: a plain record gets Knative KafkaSource’s mapping', (
     assert.equal(event(recordToEvent(record({ timestamp: -1n }), source)).event.attributes.time, undefined)
   })
 
+  it('a timestamp past the latest Date has no time attribute, rather than failing the mapping', () => {
+    // Kafka timestamps are int64: 2^62 ms is a valid one no Date holds (toISOString would throw).
+    assert.equal(event(recordToEvent(record({ timestamp: 2n ** 62n }), source)).event.attributes.time, undefined)
+    const latest = event(recordToEvent(record({ timestamp: 8_640_000_000_000_000n }), source)).event
+    assert.equal(latest.attributes.time, '+275760-09-13T00:00:00.000Z')
+  })
+
+  it('time is the timestamp as toISOString writes it, whatever the order of records', () => {
+    // Timestamps near each other (the per-second text is reused) and far apart (it is rebuilt), out of order too.
+    const near = fc.integer({ min: 1_700_000_000_000, max: 1_700_000_003_000 })
+    const any = fc.integer({ min: 0, max: 8_640_000_000_000_000 })
+    fc.assert(
+      fc.property(fc.array(fc.oneof(near, any), { minLength: 1, maxLength: 20 }), timestamps => {
+        for (const ms of timestamps) {
+          const time = event(recordToEvent(record({ timestamp: BigInt(ms) }), source)).event.attributes.time
+          assert.equal(time, new Date(ms).toISOString())
+        }
+      }),
+      { numRuns: 300 }
+    )
+  })
+
   it('carries traceparent and tracestate headers over as trace extensions', () => {
     const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
     const result = event(
