@@ -241,6 +241,10 @@ async function churn(t: TestContext, regime: Regime): Promise<void> {
       .filter(([partition, offset]) => offset < Number(committedAtZero[partition]))
       .sort((a, b) => a[0] - b[0] || a[1] - b[1])
     assert.equal(belowCommit.length, 0, `sent again below the commit of consumers 0: ${ranges(belowCommit)}`)
+    // A batch is handled whole (docs/delivery.md, "Commits"): what comes again of an answered batch is all of it or
+    // nothing, never a part cut off by a commit inside it.
+    const split = splitBatches(sink)
+    assert.deepEqual(split.slice(0, 5), [], `${split.length} answered batches partly delivered again`)
     if (regime.lanes !== 'none') {
       const order = sink.order.check()
       const restarts = [...order.restarts.values()].reduce((n, r) => n + r, 0)
@@ -313,6 +317,8 @@ interface Sink {
   readonly seen: Map<string, number>
   /** Every event's [partition, offset], in the order they arrived. */
   readonly arrivals: Array<[number, number]>
+  /** Each request of several events (a batch) answered: its ids, and how many events had arrived by its answer. */
+  readonly batches: Array<{ readonly ids: readonly string[]; readonly answeredAt: number }>
   /** The order lanes' arrivals and answers, for the order check. */
   readonly order: LaneOrderLog
   /** Events whose key is not the one produced at their offset. */
@@ -348,6 +354,7 @@ function eventsOf(req: IncomingMessage, body: Buffer): Array<{ partition: number
 async function startSink(lanes: Regime['lanes'], answerMs: number): Promise<Sink> {
   const seen = new Map<string, number>()
   const arrivals: Array<[number, number]> = []
+  const batches: Sink['batches'] = []
   const order = new LaneOrderLog()
   const wrongKeys: string[] = []
   const concurrency = { now: 0, most: 0, mostEver: 0 }
@@ -363,8 +370,10 @@ async function startSink(lanes: Regime['lanes'], answerMs: number): Promise<Sink
     req.on('end', () => {
       requests++
       const byLane = new Map<string, number[]>()
+      const ids: string[] = []
       for (const { partition, offset, key } of eventsOf(req, Buffer.concat(chunks))) {
         const id = `partition:${partition}/offset:${offset}`
+        ids.push(id)
         seen.set(id, (seen.get(id) ?? 0) + 1)
         arrivals.push([partition, offset])
         events++
@@ -377,6 +386,7 @@ async function startSink(lanes: Regime['lanes'], answerMs: number): Promise<Sink
       const answer = (): void => {
         // Answered before the answer leaves: the sender can start a lane's next record only after this.
         for (const [lane, offsets] of byLane) order.answered(lane, offsets)
+        if (ids.length > 1) batches.push({ ids, answeredAt: arrivals.length })
         res.writeHead(202).end()
       }
       if (answerMs === 0) answer()
@@ -390,6 +400,7 @@ async function startSink(lanes: Regime['lanes'], answerMs: number): Promise<Sink
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
     seen,
     arrivals,
+    batches,
     order,
     wrongKeys,
     concurrency,
@@ -463,6 +474,21 @@ function isBalanced(members: Map<string, number[]>, consumers: number): boolean 
     assigned.every((p, i) => p === i) &&
     held.every(h => h.length >= Math.floor(PARTITIONS / consumers) && h.length <= Math.ceil(PARTITIONS / consumers))
   )
+}
+
+/** The answered batches of which some events, but not all, arrived again after the answer. */
+function splitBatches(sink: Sink): string[] {
+  const arrivedAt = new Map<string, number[]>()
+  sink.arrivals.forEach(([partition, offset], i) => {
+    const id = `partition:${partition}/offset:${offset}`
+    arrivedAt.set(id, [...(arrivedAt.get(id) ?? []), i])
+  })
+  return sink.batches
+    .filter(({ ids, answeredAt }) => {
+      const again = ids.filter(id => arrivedAt.get(id)!.some(i => i >= answeredAt)).length
+      return again > 0 && again < ids.length
+    })
+    .map(({ ids }) => `${ids[0]} … ${ids[ids.length - 1]}`)
 }
 
 /** The offsets below `ends` (per partition) that never reached the sink, as [partition, offset]. */

@@ -224,6 +224,19 @@ describe('batched delivery to a sink slower than the group timeouts, a member jo
         }
       }
       assert.deepEqual(unexplained.slice(0, 10), [], `${unexplained.length} handled records delivered again`)
+      // A batch is handled whole: of an answered batch, all of it comes again or nothing (no commit inside it).
+      const split = answered.filter(r => {
+        const later = new Set(
+          sink.requests.filter(x => x.arrived > r.ended!.at).flatMap(x => x.events.map(([p, o]) => `${p}/${o}`))
+        )
+        const again = r.events.filter(([p, o]) => later.has(`${p}/${o}`)).length
+        return again > 0 && again < r.events.length
+      })
+      assert.deepEqual(
+        split.map(r => r.events[0]),
+        [],
+        'answered batches partly delivered again'
+      )
       if (ordering === 'ordered') {
         const twice = [...answeredCount()].filter(([, n]) => n > 1).map(([id]) => id)
         assert.deepEqual(twice.slice(0, 10), [], 'ordered: a record answered twice')
