@@ -1,10 +1,11 @@
 // Group churn end to end (issue 12): a KafkaSource created over a backlog, its members joining on two and then
 // three dispatcher processes, scaled 3 → 6 → 1 → 0 → 4 with records produced after every step, a dispatcher
 // SIGKILLed mid-step and replaced; once per delivery regime (Knative's two orderings, and issue 16's
-// `ordering: key`, batches and a concurrency limit), against a sink that answers at once. What counts is the
-// topic itself: every offset of every partition below the log end reaches the sink at least once, the group ends
-// balanced, and its committed offsets reach the log end; after the scale to 0, nothing below the offsets the group
-// had committed then is sent again. Duplicates are printed, not asserted: a SIGKILL legitimately redelivers what
+// `ordering: key`, batches and a concurrency limit), against a sink that answers at once (after 3 ms under the
+// limit, so requests overlap). What counts is the topic itself: every offset of every partition below the log end
+// reaches the sink at least once, the group ends balanced, and its committed offsets reach the log end; after the
+// scale to 0, nothing below the offsets the group had committed then is sent again; of an answered batch, all of
+// it comes again or nothing. Duplicates are printed, not asserted: a SIGKILL legitimately redelivers what
 // was delivered but not yet committed. Where the regime keeps an order (a partition under `ordered`, batched or
 // not; a partition's key under `key`), the sink checks it as test/helpers/lane-order.ts states it: a record only
 // once every earlier one of its lane was answered, going back only as a redelivery. Under a
@@ -253,7 +254,9 @@ async function churn(t: TestContext, regime: Regime): Promise<void> {
       )
       assert.deepEqual(order.violations.slice(0, 10), [], `${order.violations.length} order violations`)
     }
-    t.diagnostic(`at most ${sink.concurrency.most} requests at once since consumers 1, ${alone} with one dispatcher`)
+    t.diagnostic(
+      `at most ${sink.concurrency.most} requests at once from the scale to 1 on, ${alone} with one dispatcher`
+    )
     if (regime.maxConcurrency !== undefined) {
       assert.ok(alone >= 1 && alone <= regime.maxConcurrency, `one dispatcher: ${alone} requests at once`)
       assert.ok(
