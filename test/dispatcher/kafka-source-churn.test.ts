@@ -1,14 +1,21 @@
 // Group churn end to end (issue 12): a KafkaSource created over a backlog, its members joining on two and then
 // three dispatcher processes, scaled 3 → 6 → 1 → 0 → 4 with records produced after every step, a dispatcher
-// SIGKILLed mid-step and replaced; once per ordering, against a sink that answers at once. What counts is the
-// topic itself: every offset of every partition below the log end reaches the sink at least once, the group ends
-// balanced, and its committed offsets reach the log end. Duplicates are printed, not asserted: a SIGKILL
-// legitimately redelivers what was delivered but not yet committed.
+// SIGKILLed mid-step and replaced; once per delivery regime (Knative's two orderings, and issue 16's
+// `ordering: key`, batches and a concurrency limit), against a sink that answers at once (after 3 ms under the
+// limit, so requests overlap). What counts is the topic itself: every offset of every partition below the log end
+// reaches the sink at least once, the group ends balanced, and its committed offsets reach the log end; after the
+// scale to 0, nothing below the offsets the group had committed then is sent again; of an answered batch, all of
+// it comes again or nothing. Duplicates are printed, not asserted: a SIGKILL legitimately redelivers what
+// was delivered but not yet committed. Where the regime keeps an order (a partition under `ordered`, batched or
+// not; a partition's key under `key`), the sink checks it as test/helpers/lane-order.ts states it: a record only
+// once every earlier one of its lane was answered, going back only as a redelivery. Under a
+// `delivery.shoal.dev/max-concurrency` limit the sink counts its concurrent requests: at most the limit while one
+// dispatcher holds the source (consumers 1), at most the limit per dispatcher process throughout (docs/delivery.md).
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
 import { writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
-import type { Server } from 'node:http'
+import type { IncomingMessage, Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -20,6 +27,7 @@ import type { ControllerProcess } from '../helpers/controllers.ts'
 import { http } from '../helpers/http.ts'
 import { brokers, uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
+import { LaneOrderLog } from '../helpers/lane-order.ts'
 import { committedOffsets, createTopic, describeGroup, endOffsets } from '../kafka-source/helpers.ts'
 import { startDispatcherProcess } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
@@ -32,6 +40,39 @@ const PARTITIONS = 8
 const BACKLOG = 3_000
 const PER_STEP = 1_000
 const VALUE = Buffer.alloc(1024, 'x')
+/** Keys per partition: the n-th record of a partition (its offset n) has the key `k<n mod KEYS>`. */
+const KEYS = 8
+/** At most this many dispatcher processes run at once (two, a third joining; the killed one's replacement after). */
+const MOST_DISPATCHERS = 3
+
+/** How a source delivers, and what its sink checks beyond "every offset arrives". */
+interface Regime {
+  readonly name: string
+  readonly ordering: 'ordered' | 'unordered' | 'key'
+  readonly annotations?: Readonly<Record<string, string>>
+  /** Which order the sink checks: none, each partition's, or each key's of a partition. */
+  readonly lanes: 'none' | 'partition' | 'key'
+  /** The source's `delivery.shoal.dev/max-concurrency`, counted at the sink. */
+  readonly maxConcurrency?: number
+  /** How long the sink takes to answer (0: at once); a few ms let requests overlap, so a limit has work to do. */
+  readonly answerMs?: number
+}
+
+const BATCHES = { 'delivery.shoal.dev/batch-max-events': '50', 'delivery.shoal.dev/batch-max-wait': 'PT0.02S' }
+const REGIMES: readonly Regime[] = [
+  { name: 'ordered', ordering: 'ordered', lanes: 'partition' },
+  { name: 'unordered', ordering: 'unordered', lanes: 'none' },
+  { name: 'key', ordering: 'key', lanes: 'key' },
+  { name: 'batches ordered', ordering: 'ordered', annotations: BATCHES, lanes: 'partition' },
+  {
+    name: 'max-concurrency 2',
+    ordering: 'unordered',
+    annotations: { 'delivery.shoal.dev/max-concurrency': '2' },
+    lanes: 'none',
+    maxConcurrency: 2,
+    answerMs: 3
+  }
+]
 
 /** Everything a test started, so the suite's `after` can stop what a timed-out test left running. */
 const leftovers = new Set<{ stop(): Promise<void> }>()
@@ -41,9 +82,9 @@ after(async () => {
 })
 
 describe('a KafkaSource through consumer-group churn', () => {
-  for (const ordering of ['ordered', 'unordered'] as const) {
-    it(`${ordering}: every offset of the topic reaches the sink through joins, scale steps to 1, 0 and back, and a SIGKILL`, async t => {
-      await churn(t, ordering)
+  for (const regime of REGIMES) {
+    it(`${regime.name}: every offset of the topic reaches the sink through joins, scale steps to 1, 0 and back, and a SIGKILL`, async t => {
+      await churn(t, regime)
     })
   }
 })
@@ -53,14 +94,14 @@ interface Placement {
   vreplicas: number
 }
 
-async function churn(t: TestContext, ordering: 'ordered' | 'unordered'): Promise<void> {
+async function churn(t: TestContext, regime: Regime): Promise<void> {
   const started = Date.now()
-  const prefix = uniqueName(`churn-${ordering}`)
+  const prefix = uniqueName(`churn-${regime.name.replaceAll(' ', '-')}`)
   const topic = `${prefix}-topic`
   const group = `${prefix}-group`
   await createTopic(topic, PARTITIONS)
 
-  const sink = await startSink()
+  const sink = await startSink(regime.lanes, regime.answerMs ?? 0)
   leftovers.add(sink)
   const kafka = new Kafka({ clientId: prefix, brokers: brokers(), logLevel: logLevel.NOTHING })
   // Idempotent, acks=all, one send of many records: one large batch a partition, as real clients write them.
@@ -68,7 +109,12 @@ async function churn(t: TestContext, ordering: 'ordered' | 'unordered'): Promise
   await producer.connect()
   let produced = 0
   const produce = async (count: number) => {
-    const messages = Array.from({ length: count }, (_, i) => ({ partition: (produced + i) % PARTITIONS, value: VALUE }))
+    // Record n goes to partition n mod P as its ⌊n / P⌋-th record: that is its offset (one producer, a new topic).
+    const messages = Array.from({ length: count }, (_, i) => ({
+      partition: (produced + i) % PARTITIONS,
+      key: keyOf(Math.floor((produced + i) / PARTITIONS)),
+      value: VALUE
+    }))
     await producer.send({ topic, acks: -1, messages })
     produced += count
   }
@@ -85,7 +131,7 @@ async function churn(t: TestContext, ordering: 'ordered' | 'unordered'): Promise
   }
   const step = (what: string) =>
     t.diagnostic(
-      `${((Date.now() - started) / 1000).toFixed(1)} s ${what}: ${sink.seen.size}/${produced} delivered, ${sink.requests} requests`
+      `${((Date.now() - started) / 1000).toFixed(1)} s ${what}: ${sink.seen.size}/${produced} delivered, ${sink.events} events in ${sink.requests} requests`
     )
 
   try {
@@ -97,10 +143,26 @@ async function churn(t: TestContext, ordering: 'ordered' | 'unordered'): Promise
     await startDispatcher('dispatcher-1', 'b')
     step('backlog produced, two dispatchers up')
 
+    const annotations = Object.entries(regime.annotations ?? {}).map(([k, v]) => `    ${k}: "${v}"`)
     const created = await http(
       'POST',
       `${api}${KS}`,
-      `apiVersion: sources.knative.dev/v1beta1\nkind: KafkaSource\nmetadata: {name: ${NAME}}\nspec:\n  bootstrapServers: [${brokers().join(',')}]\n  topics: [${topic}]\n  consumerGroup: ${group}\n  consumers: 3\n  initialOffset: earliest\n  ordering: ${ordering}\n  sink: {uri: "${sink.url}"}\n`
+      [
+        'apiVersion: sources.knative.dev/v1beta1',
+        'kind: KafkaSource',
+        'metadata:',
+        `  name: ${NAME}`,
+        ...(annotations.length > 0 ? ['  annotations:', ...annotations] : []),
+        'spec:',
+        `  bootstrapServers: [${brokers().join(',')}]`,
+        `  topics: [${topic}]`,
+        `  consumerGroup: ${group}`,
+        '  consumers: 3',
+        '  initialOffset: earliest',
+        `  ordering: ${regime.ordering}`,
+        `  sink: {uri: "${sink.url}"}`,
+        ''
+      ].join('\n')
     )
     assert.equal(created.status, 201, JSON.stringify(created.body))
     await settled(api, group, topic, 3)
@@ -128,8 +190,16 @@ async function churn(t: TestContext, ordering: 'ordered' | 'unordered'): Promise
 
     await scaleKafkaSource(api, NAME, 1)
     await produce(PER_STEP)
-    await settled(api, group, topic, 1)
-    step('consumers 1')
+    const one = await settled(api, group, topic, 1)
+    assert.equal(one.length, 1, `one dispatcher holds the source: ${describePlacements(one)}`)
+    // One dispatcher alone sends now (the members that left drained first): what the sink sees of this step's
+    // records at once is that dispatcher's concurrency.
+    await flowing(sink, () => produced, produced)
+    sink.concurrency.most = 0
+    await produce(PER_STEP)
+    await flowing(sink, () => produced, produced)
+    const alone = sink.concurrency.most
+    step(`consumers 1 on ${describePlacements(one)}, at most ${alone} requests at once`)
 
     await scaleKafkaSource(api, NAME, 0)
     await settled(api, group, topic, 0)
@@ -137,6 +207,8 @@ async function churn(t: TestContext, ordering: 'ordered' | 'unordered'): Promise
     const committedAtZero = await committedOffsets(group, topic, PARTITIONS)
     const skipped = missing(sink.seen, committedAtZero)
     assert.equal(skipped.length, 0, `committed, never delivered (consumers 0): ${ranges(skipped)}`)
+    // From here on the next members start at these commits: nothing below them is sent again.
+    const atZero = sink.arrivals.length
     await produce(PER_STEP)
     step(`consumers 0, committed ${committedAtZero.join(',')}`)
 
@@ -158,12 +230,40 @@ async function churn(t: TestContext, ordering: 'ordered' | 'unordered'): Promise
       'every offset at the sink'
     ).catch(() => undefined)
     const lost = missing(sink.seen, ends)
-    const duplicates = sink.requests - sink.seen.size
+    const duplicates = sink.events - sink.seen.size
     t.diagnostic(
-      `${ordering}: ${produced} records in the topic, ${sink.seen.size} delivered, ${sink.requests} requests, duplicates ${duplicates} (${((100 * duplicates) / produced).toFixed(2)} %), lost ${lost.length}`
+      `${regime.name}: ${produced} records in the topic, ${sink.seen.size} delivered, ${sink.events} events in ${sink.requests} requests, duplicates ${duplicates} (${((100 * duplicates) / produced).toFixed(2)} %), lost ${lost.length}`
     )
     t.diagnostic(`delivered more than once: ${ranges(redelivered(sink.seen))}`)
     assert.equal(lost.length, 0, `lost: ${ranges(lost)}`)
+    assert.deepEqual(sink.wrongKeys.slice(0, 5), [], `${sink.wrongKeys.length} events with another key than produced`)
+    const belowCommit = sink.arrivals
+      .slice(atZero)
+      .filter(([partition, offset]) => offset < Number(committedAtZero[partition]))
+      .sort((a, b) => a[0] - b[0] || a[1] - b[1])
+    assert.equal(belowCommit.length, 0, `sent again below the commit of consumers 0: ${ranges(belowCommit)}`)
+    // A batch is handled whole (docs/delivery.md, "Commits"): what comes again of an answered batch is all of it or
+    // nothing, never a part cut off by a commit inside it.
+    const split = splitBatches(sink)
+    assert.deepEqual(split.slice(0, 5), [], `${split.length} answered batches partly delivered again`)
+    if (regime.lanes !== 'none') {
+      const order = sink.order.check()
+      const restarts = [...order.restarts.values()].reduce((n, r) => n + r, 0)
+      t.diagnostic(
+        `order per ${regime.lanes}: ${order.lanes} lanes, ${order.restarts.size} went back (redelivery) ${restarts} times`
+      )
+      assert.deepEqual(order.violations.slice(0, 10), [], `${order.violations.length} order violations`)
+    }
+    t.diagnostic(
+      `at most ${sink.concurrency.most} requests at once from the scale to 1 on, ${alone} with one dispatcher`
+    )
+    if (regime.maxConcurrency !== undefined) {
+      assert.ok(alone >= 1 && alone <= regime.maxConcurrency, `one dispatcher: ${alone} requests at once`)
+      assert.ok(
+        sink.concurrency.mostEver <= regime.maxConcurrency * MOST_DISPATCHERS,
+        `${sink.concurrency.mostEver} requests at once on ${MOST_DISPATCHERS} dispatchers`
+      )
+    }
 
     // Settled: four members, each holding its share of the partitions, and nothing left to commit.
     const balanced = await eventually(
@@ -218,21 +318,82 @@ interface Sink {
   readonly url: string
   /** How often each ce-id (`partition:P/offset:O`) arrived. */
   readonly seen: Map<string, number>
+  /** Every event's [partition, offset], in the order they arrived. */
+  readonly arrivals: Array<[number, number]>
+  /** Each request of several events (a batch) answered: its ids, and how many events had arrived by its answer. */
+  readonly batches: Array<{ readonly ids: readonly string[]; readonly answeredAt: number }>
+  /** The order lanes' arrivals and answers, for the order check. */
+  readonly order: LaneOrderLog
+  /** Events whose key is not the one produced at their offset. */
+  readonly wrongKeys: string[]
+  /** Requests open now, the most since `most` was last set to 0, and the most ever. */
+  readonly concurrency: { now: number; most: number; mostEver: number }
   readonly requests: number
+  /** Events received (a batch holds several). */
+  readonly events: number
   stop(): Promise<void>
 }
 
-/** A sink that records every ce-id and answers 202 at once. */
-async function startSink(): Promise<Sink> {
+/** The key produced at `offset` of every partition. */
+function keyOf(offset: number): string {
+  return `k${offset % KEYS}`
+}
+
+/** The events of a request: one in binary mode, a batch's in batched mode. */
+function eventsOf(req: IncomingMessage, body: Buffer): Array<{ partition: number; offset: number; key: string }> {
+  const list: Array<{ id: unknown; key?: unknown }> = String(req.headers['content-type']).startsWith(
+    'application/cloudevents-batch+json'
+  )
+    ? (JSON.parse(body.toString()) as Array<{ id: unknown; key?: unknown }>)
+    : [{ id: req.headers['ce-id'], key: req.headers['ce-key'] }]
+  return list.map(({ id, key }) => {
+    const match = /^partition:(\d+)\/offset:(\d+)$/.exec(String(id))
+    assert.ok(match, `an event id ${String(id)}`)
+    return { partition: Number(match[1]), offset: Number(match[2]), key: String(key) }
+  })
+}
+
+/** A sink that records every event (binary or batched), answers 202 after `answerMs` and counts requests open at once. */
+async function startSink(lanes: Regime['lanes'], answerMs: number): Promise<Sink> {
   const seen = new Map<string, number>()
+  const arrivals: Array<[number, number]> = []
+  const batches: Sink['batches'] = []
+  const order = new LaneOrderLog()
+  const wrongKeys: string[] = []
+  const concurrency = { now: 0, most: 0, mostEver: 0 }
   let requests = 0
+  let events = 0
   const server: Server = createServer((req, res) => {
-    req.resume()
+    concurrency.now++
+    concurrency.most = Math.max(concurrency.most, concurrency.now)
+    concurrency.mostEver = Math.max(concurrency.mostEver, concurrency.now)
+    res.on('close', () => concurrency.now--)
+    const chunks: Buffer[] = []
+    req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('end', () => {
-      const id = String(req.headers['ce-id'])
-      seen.set(id, (seen.get(id) ?? 0) + 1)
       requests++
-      res.writeHead(202).end()
+      const byLane = new Map<string, number[]>()
+      const ids: string[] = []
+      for (const { partition, offset, key } of eventsOf(req, Buffer.concat(chunks))) {
+        const id = `partition:${partition}/offset:${offset}`
+        ids.push(id)
+        seen.set(id, (seen.get(id) ?? 0) + 1)
+        arrivals.push([partition, offset])
+        events++
+        if (key !== keyOf(offset)) wrongKeys.push(`${id} key ${key}`)
+        if (lanes === 'none') continue
+        const lane = lanes === 'partition' ? `p${partition}` : `p${partition}/${key}`
+        byLane.set(lane, [...(byLane.get(lane) ?? []), offset])
+      }
+      for (const [lane, offsets] of byLane) order.arrived(lane, offsets)
+      const answer = (): void => {
+        // Answered before the answer leaves: the sender can start a lane's next record only after this.
+        for (const [lane, offsets] of byLane) order.answered(lane, offsets)
+        if (ids.length > 1) batches.push({ ids, answeredAt: arrivals.length })
+        res.writeHead(202).end()
+      }
+      if (answerMs === 0) answer()
+      else setTimeout(answer, answerMs)
     })
   })
   server.listen(0, '127.0.0.1')
@@ -241,8 +402,16 @@ async function startSink(): Promise<Sink> {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
     seen,
+    arrivals,
+    batches,
+    order,
+    wrongKeys,
+    concurrency,
     get requests() {
       return requests
+    },
+    get events() {
+      return events
     },
     stop() {
       stopped ??= new Promise(resolve => {
@@ -308,6 +477,21 @@ function isBalanced(members: Map<string, number[]>, consumers: number): boolean 
     assigned.every((p, i) => p === i) &&
     held.every(h => h.length >= Math.floor(PARTITIONS / consumers) && h.length <= Math.ceil(PARTITIONS / consumers))
   )
+}
+
+/** The answered batches of which some events, but not all, arrived again after the answer. */
+function splitBatches(sink: Sink): string[] {
+  const arrivedAt = new Map<string, number[]>()
+  sink.arrivals.forEach(([partition, offset], i) => {
+    const id = `partition:${partition}/offset:${offset}`
+    arrivedAt.set(id, [...(arrivedAt.get(id) ?? []), i])
+  })
+  return sink.batches
+    .filter(({ ids, answeredAt }) => {
+      const again = ids.filter(id => arrivedAt.get(id)!.some(i => i >= answeredAt)).length
+      return again > 0 && again < ids.length
+    })
+    .map(({ ids }) => `${ids[0]} … ${ids[ids.length - 1]}`)
 }
 
 /** The offsets below `ends` (per partition) that never reached the sink, as [partition, offset]. */

@@ -16,6 +16,7 @@ import { eventually } from '../helpers/wait.ts'
 import { settleTicks, tickTable, tickWindow, totalTicks } from '../helpers/ticks.ts'
 import type { TickFigures, TickSink, TickWindow } from '../helpers/ticks.ts'
 import { parseExposition } from '../metrics/prom-text.ts'
+import { LaneOrderLog } from '../helpers/lane-order.ts'
 import type { ProxyStats } from './kafka-proxy.ts'
 
 export const KS = '/apis/sources.knative.dev/v1beta1/namespaces/default/kafkasources'
@@ -133,13 +134,22 @@ export class IdProducer {
   readonly #topic: string
   readonly #partitions: number
   readonly #drill: string
+  readonly #keys: number | undefined
   #next = 0
   failedSends = 0
 
-  constructor(drill: string, topic: string, partitions: number, bootstrap = brokers().join(',')) {
+  /** `options.keys`: records carry one of that many keys (`k<n mod keys>`) rather than their id as key. */
+  constructor(
+    drill: string,
+    topic: string,
+    partitions: number,
+    bootstrap = brokers().join(','),
+    options: { readonly keys?: number } = {}
+  ) {
     this.#drill = drill
     this.#topic = topic
     this.#partitions = partitions
+    this.#keys = options.keys
     this.#producer = new Producer({
       clientId: `drill-${drill}-producer`,
       bootstrapBrokers: bootstrap.split(','),
@@ -157,7 +167,7 @@ export class IdProducer {
       const messages = ids.map((id, i) => ({
         topic: this.#topic,
         partition: (this.#next - ids.length + i) % this.#partitions,
-        key: Buffer.from(id),
+        key: Buffer.from(this.#keys === undefined ? id : `k${(this.#next - ids.length + i) % this.#keys}`),
         value: Buffer.from(id)
       }))
       const deadline = Date.now() + 180_000
@@ -209,6 +219,11 @@ export class CountingSink {
   readonly answers: Record<string, number> = {}
   /** Sender address → when each 2xx answer to it was given (ms): who delivered, where senders have addresses of their own. */
   readonly acceptedFrom = new Map<string, number[]>()
+  /**
+   * Per source, what arrived and what was answered 2xx, in two order lanes at once — each partition, and each key of
+   * a partition — for the order a source's mode keeps (test/helpers/lane-order.ts).
+   */
+  readonly orders = new Map<string, { readonly partition: LaneOrderLog; readonly key: LaneOrderLog }>()
   readonly #refuse: (id: string) => boolean
   readonly #sockets = new Set<Socket>()
   #server: Server | undefined
@@ -285,9 +300,14 @@ export class CountingSink {
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('end', () => {
-      const id = Buffer.concat(chunks).toString('utf8')
+      const events = sinkEvents(req, Buffer.concat(chunks))
       const source = (req.url ?? '/').split('/')[1] ?? ''
-      const key = `${source}|${id}`
+      const keys = events.map(e => `${source}|${e.id}`)
+      const orders = this.#orders(source)
+      const lanes = (kind: 'arrived' | 'answered'): void => {
+        for (const [lane, offsets] of lanesOf(events, e => `p${e.partition}`)) orders.partition[kind](lane, offsets)
+        for (const [lane, offsets] of lanesOf(events, e => `p${e.partition}/${e.key}`)) orders.key[kind](lane, offsets)
+      }
       const answer = (status: number, label = String(status)): void => {
         this.answers[label] = (this.answers[label] ?? 0) + 1
         res.writeHead(status).end()
@@ -295,21 +315,77 @@ export class CountingSink {
       if (this.#mode === 'reset') {
         this.answers['reset'] = (this.answers['reset'] ?? 0) + 1
         req.socket.destroy()
-      } else if (this.#mode === '5xx') {
+        return
+      }
+      lanes('arrived')
+      if (this.#mode === '5xx') {
         answer(503)
-      } else if (this.#refuse(id)) {
-        this.refused.add(key)
+      } else if (events.some(e => this.#refuse(e.id))) {
+        // A batch is refused whole (docs/delivery.md): each of its events with it.
+        for (const key of keys) this.refused.add(key)
         answer(400)
       } else {
-        this.accepted.set(key, (this.accepted.get(key) ?? 0) + 1)
+        for (const key of keys) this.accepted.set(key, (this.accepted.get(key) ?? 0) + 1)
         const from = req.socket.remoteAddress ?? '?'
         const times = this.acceptedFrom.get(from) ?? []
         times.push(Date.now())
         this.acceptedFrom.set(from, times)
+        lanes('answered')
         answer(202, '2xx')
       }
     })
   }
+
+  #orders(source: string): { readonly partition: LaneOrderLog; readonly key: LaneOrderLog } {
+    let orders = this.orders.get(source)
+    if (orders === undefined) {
+      orders = { partition: new LaneOrderLog(), key: new LaneOrderLog() }
+      this.orders.set(source, orders)
+    }
+    return orders
+  }
+}
+
+/** One event as a drill's sink reads it: its id (the record value), partition, offset and key. */
+interface SinkEvent {
+  readonly id: string
+  readonly partition: number
+  readonly offset: number
+  readonly key: string
+}
+
+/**
+ * The events of a request: one in binary mode (the body is the id), or a batch's (`application/cloudevents-batch+json`,
+ * each event's data is the id: `data` when it reads as JSON, else `data_base64`).
+ */
+function sinkEvents(req: IncomingMessage, body: Buffer): SinkEvent[] {
+  const position = (subject: unknown): [number, number] => {
+    const match = /^partition:(\d+)#(\d+)$/.exec(String(subject))
+    return match ? [Number(match[1]), Number(match[2])] : [-1, -1]
+  }
+  if (!String(req.headers['content-type']).startsWith('application/cloudevents-batch+json')) {
+    const [partition, offset] = position(req.headers['ce-subject'])
+    return [{ id: body.toString('utf8'), partition, offset, key: String(req.headers['ce-key']) }]
+  }
+  const batch = JSON.parse(body.toString('utf8')) as Array<Record<string, unknown>>
+  return batch.map(event => {
+    const [partition, offset] = position(event['subject'])
+    const data = event['data']
+    const id =
+      typeof event['data_base64'] === 'string'
+        ? Buffer.from(event['data_base64'], 'base64').toString('utf8')
+        : typeof data === 'string'
+          ? data
+          : JSON.stringify(data)
+    return { id, partition, offset, key: String(event['key']) }
+  })
+}
+
+/** Each lane's offsets in `events`, in their order. */
+function lanesOf(events: readonly SinkEvent[], lane: (e: SinkEvent) => string): Map<string, number[]> {
+  const out = new Map<string, number[]>()
+  for (const e of events) out.set(lane(e), [...(out.get(lane(e)) ?? []), e.offset])
+  return out
 }
 
 // ---- KafkaSources through the API ----
@@ -324,7 +400,9 @@ export interface SourceSpec {
   /** `retry`, `backoffPolicy`, `backoffDelay` of spec.delivery. */
   readonly retry?: number
   /** Default `unordered`. */
-  readonly ordering?: 'ordered' | 'unordered'
+  readonly ordering?: 'ordered' | 'unordered' | 'key'
+  /** metadata.annotations: Shoal's delivery modes (`delivery.shoal.dev/batch-max-events`, …). */
+  readonly annotations?: Readonly<Record<string, string>>
 }
 
 export function kafkaSourceManifest(spec: SourceSpec): string {
@@ -338,10 +416,13 @@ export function kafkaSourceManifest(spec: SourceSpec): string {
           ...(spec.deadLetterSink ? [`    deadLetterSink: {uri: "${spec.deadLetterSink}"}`] : [])
         ]
       : []
+  const annotations = Object.entries(spec.annotations ?? {}).map(([k, v]) => `    ${k}: "${v}"`)
   return [
     'apiVersion: sources.knative.dev/v1beta1',
     'kind: KafkaSource',
-    `metadata: {name: ${spec.name}}`,
+    'metadata:',
+    `  name: ${spec.name}`,
+    ...(annotations.length > 0 ? ['  annotations:', ...annotations] : []),
     'spec:',
     `  bootstrapServers: [${spec.bootstrap ?? brokers().join(',')}]`,
     `  topics: [${spec.topic}]`,
