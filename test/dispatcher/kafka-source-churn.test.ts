@@ -64,6 +64,7 @@ const REGIMES: readonly Regime[] = [
   { name: 'unordered', ordering: 'unordered', lanes: 'none' },
   { name: 'key', ordering: 'key', lanes: 'key' },
   { name: 'batches ordered', ordering: 'ordered', annotations: BATCHES, lanes: 'partition' },
+  { name: 'key in batches', ordering: 'key', annotations: BATCHES, lanes: 'key' },
   {
     name: 'max-concurrency 2',
     ordering: 'unordered',

@@ -4,11 +4,11 @@
 // - Knative's orderings: an `unordered` and an `ordered` source, and three PingSources firing every second beside
 //   them; the victim is the dispatcher that runs the PingSources (it holds one of the stream's vreplicas too), so
 //   their schedules fail over with it: no second may be missing, and the seconds fired twice are printed.
-// - Shoal's delivery modes (issue 16): an `ordering: key` source and a batched one (`ordered`, batches of up to 50
-//   events or 20 ms), records with five keys; the victim holds a vreplica of the keyed source. Besides lost 0, the
-//   sink checks each mode's order as test/helpers/lane-order.ts states it: per key of a partition (key), per
-//   partition across batches (batched) — a record only once every earlier one of its lane was answered, going
-//   back only as a redelivery.
+// - Shoal's delivery modes (issue 16): an `ordering: key` source, a batched one (`ordered`, batches of up to 50
+//   events or 20 ms) and one with both (`key` in batches), records with five keys; the victim holds a vreplica of
+//   the keyed source. Besides lost 0, the sink checks each mode's order as test/helpers/lane-order.ts states it:
+//   per key of a partition (key, key in batches), per partition across batches (batched) — a record only once
+//   every earlier one of its lane was answered, going back only as a redelivery.
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ensureTopics } from '../../src/kafka/index.ts'
@@ -70,11 +70,16 @@ const VARIANTS: readonly Variant[] = [
         name: 'batched',
         ordering: 'ordered',
         annotations: { 'delivery.shoal.dev/batch-max-events': '50', 'delivery.shoal.dev/batch-max-wait': 'PT0.02S' }
+      },
+      {
+        name: 'keyed-batches',
+        ordering: 'key',
+        annotations: { 'delivery.shoal.dev/batch-max-events': '50', 'delivery.shoal.dev/batch-max-wait': 'PT0.02S' }
       }
     ],
     pings: false,
     keys: 5,
-    order: { keyed: 'key', batched: 'partition' }
+    order: { keyed: 'key', batched: 'partition', 'keyed-batches': 'key' }
   }
 ]
 
