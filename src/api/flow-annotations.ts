@@ -6,7 +6,7 @@
 export const FLOW_ANNOTATIONS = Object.freeze({
   /** Requests in flight to the sink at most, for this source: an integer 1 … 10000. */
   maxConcurrency: 'delivery.shoal.dev/max-concurrency',
-  /** Requests per second to the sink at most, for this source: a number > 0 and ≤ 100000 (`0.5`: one per 2 s). */
+  /** Requests per second to the sink at most, for this source: a number from 0.001 to 100000 (`0.5`: one per 2 s). */
   maxRate: 'delivery.shoal.dev/max-rate',
   /** `"true"`: the concurrency adapts to the sink (lower on 429/503/Retry-After/errors/latency, back up after). */
   adaptive: 'delivery.shoal.dev/adaptive-concurrency'
@@ -14,6 +14,8 @@ export const FLOW_ANNOTATIONS = Object.freeze({
 
 export const MAX_FLOW_CONCURRENCY = 10_000
 export const MAX_FLOW_RATE = 100_000
+/** One request every 1,000 s: slower is no rate a sink asks for, only a typo (and past what a timer can hold). */
+export const MIN_FLOW_RATE = 0.001
 
 /** A source's flow control as its annotations ask for it; absent fields: no such limit. */
 export interface FlowControlSpec {
@@ -58,11 +60,11 @@ export function parseFlowControl(annotations: Readonly<Record<string, unknown>> 
   }
   if (rate !== undefined) {
     const n = typeof rate === 'string' && DECIMAL.test(rate) ? Number(rate) : Number.NaN
-    if (n > 0 && n <= MAX_FLOW_RATE) maxRate = n
+    if (n >= MIN_FLOW_RATE && n <= MAX_FLOW_RATE) maxRate = n
     else {
       errors.push({
         annotation: FLOW_ANNOTATIONS.maxRate,
-        message: `must be a number above 0 and at most ${MAX_FLOW_RATE} (requests per second); got ${JSON.stringify(rate)}`
+        message: `must be a number from ${MIN_FLOW_RATE} to ${MAX_FLOW_RATE} (requests per second); got ${JSON.stringify(rate)}`
       })
     }
   }

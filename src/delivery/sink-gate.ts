@@ -35,6 +35,8 @@ interface Waiter {
 }
 
 const LATENCY_WEIGHT = 0.05
+/** The longest delay setTimeout holds; a longer one fires after 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1
 
 /** Holds one source's requests to one sink origin to its flow control. */
 export class SinkGate {
@@ -170,7 +172,8 @@ export class SinkGate {
               this.#timer = undefined
               this.#pump()
             },
-            Math.ceil(this.#nextSendAt - now)
+            // At most what a timer holds (about 24.8 days); the pump sets it again if the time has not come.
+            Math.min(Math.ceil(this.#nextSendAt - now), MAX_TIMER_MS)
           )
           // The waiting deliveries keep their callers busy; the timer alone must not keep a process alive.
           this.#timer.unref()

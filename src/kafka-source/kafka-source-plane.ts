@@ -270,7 +270,13 @@ function handled(outcome: DeliveryOutcome): Outcome {
 /** A KafkaSource's spec as its runner and its deliveries use it: everything but the vreplica count. */
 function runnerSpecOf(object: StoredKafkaSource): string {
   const { consumers: _consumers, ...rest } = object.spec
-  // The batch annotations shape its deliveries too: a change restarts the runner, as a spec change does.
+  // The batch and flow control annotations shape its deliveries too (its delivery target is built with the runner):
+  // a change restarts the runner, as a spec change does. Without them the string is the spec's, as before.
   const batching = batchSettingsOf(object.metadata)
-  return JSON.stringify(batching === undefined ? rest : { ...rest, batching })
+  const flow = parseFlowControl(object.metadata.annotations)
+  return JSON.stringify({
+    ...rest,
+    ...(batching === undefined ? {} : { batching }),
+    ...(flow.kind === 'flow' ? { flow: flow.flow } : {})
+  })
 }

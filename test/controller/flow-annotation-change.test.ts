@@ -1,4 +1,4 @@
-// Review of issue 16: a flow control annotation changed on a running KafkaSource. The gate has `configure()` for a
+// A flow control annotation changed on a running KafkaSource. The gate has `configure()` for a
 // changed spec, but the data plane builds a source's delivery target once, when its runner starts, and restarts a
 // runner only when `runnerSpecOf` changes — which holds the spec and the batch annotations, not the flow control
 // ones. So a tenant who lowers max-concurrency because the sink is drowning gets no change until the dispatcher
@@ -24,7 +24,7 @@ interface FlowRow {
   queued: number
 }
 
-test('BUG: lowering delivery.shoal.dev/max-concurrency on a running KafkaSource takes effect', async t => {
+test('lowering delivery.shoal.dev/max-concurrency on a running KafkaSource takes effect', async t => {
   const prefix = uniqueName('t-review-flow-change')
   const topic = uniqueName('review-flow-change')
   await createTopic(topic, { partitions: 4 })
