@@ -21,8 +21,10 @@ if [ "$#" -eq 0 ]; then
   set -- 'test/**/*.test.ts'
 fi
 # Two files at a time suit a 2-core machine: most tests wait on Kafka, not the CPU. The timeout stops one hung
-# test from hanging the run (and CI) without bound.
+# test from hanging the run (and CI) without bound. --import runs test/setup/fast-check.ts in every test process (the
+# global set-up runs in another one): it makes a property test's explicit maxLength fast-check's real bound.
 exec node --test \
+  --import ./test/setup/fast-check.ts \
   --test-reporter=spec \
   --test-concurrency="${SHOAL_TEST_CONCURRENCY:-2}" \
   --test-timeout="${SHOAL_TEST_TIMEOUT_MS:-120000}" \
