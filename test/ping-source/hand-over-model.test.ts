@@ -8,7 +8,7 @@
 // sink. It asserts that no second is missing and that the seconds fired twice stay inside the documented window
 // of each event (docs/ping-source.md#hand-over).
 //
-//   SHOAL_MODEL_RUNS=2000 node --test test/ping-source/hand-over-model.test.ts     more runs (default 300)
+//   SHOAL_MODEL_RUNS=2000 npm test -- test/ping-source/hand-over-model.test.ts     more runs (default 300)
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
