@@ -1,4 +1,4 @@
-import { batchSettingsOf } from '../api/index.ts'
+import { batchSettingsOf, parseFlowControl } from '../api/index.ts'
 import type { KafkaSource } from '../api/index.ts'
 import { deliveryTargetFor } from '../delivery/index.ts'
 import type { DeliveryOutcome, DeliveryTarget } from '../delivery/index.ts'
@@ -169,6 +169,10 @@ export class KafkaSourcePlane implements SourcePlane {
         this.#host.services.errors.note(key, `cannot connect to the source's brokers: ${unresolvedMessage(net)}`)
         continue
       }
+      // Everything the runner is kept with is worked out before it starts: a runner started and not kept would
+      // never be closed (its members would hold their connections for the process's life).
+      const spec = runnerSpecOf(object)
+      const security = securityFingerprint(net.security)
       const deliver = this.#deliverFor(source)
       const batching = this.#batchingFor(source)
       const runner = new SourceRunner({
@@ -189,12 +193,7 @@ export class KafkaSourcePlane implements SourcePlane {
         log: this.#host.log,
         ...(this.#options.observer === undefined ? {} : { observer: this.#options.observer })
       })
-      this.#runners.set(key, {
-        resourceVersion: placement.resourceVersion,
-        spec: runnerSpecOf(object),
-        runner,
-        security: securityFingerprint(net.security)
-      })
+      this.#runners.set(key, { resourceVersion: placement.resourceVersion, spec, runner, security })
     }
   }
 
