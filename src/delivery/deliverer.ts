@@ -92,6 +92,17 @@ export class Deliverer {
     return [...this.#gates.values()].map(gate => gate.state)
   }
 
+  /**
+   * Forgets the flow control gates of a source that stopped here (deleted, moved away, or restarted with other
+   * settings), unless one still has requests in it: its limits and figures belong to what ran, not to what comes
+   * next under the same name (which starts fresh gates, if it asks for any).
+   */
+  forgetSource(sourceKey: string): void {
+    for (const [key, gate] of this.#gates) {
+      if (gate.sourceKey === sourceKey && gate.idleSince !== undefined) this.#gates.delete(key)
+    }
+  }
+
   /** Connection slots in use and requests waiting for one, over every origin. */
   get load(): { readonly origins: number; readonly inFlight: number; readonly queued: number } {
     return this.#client.load

@@ -133,12 +133,13 @@ export class KafkaSourcePlane implements SourcePlane {
     const wanted = this.#running ? this.#wanted : new Map<string, ContractRecord>()
     // Runners that stop drain and commit side by side: a dispatcher with many sources stops in one drain time.
     const closing: Promise<void>[] = []
+    const forget = (key: string) => () => this.#host.services.deliverer.forgetSource(key)
     for (const [key, running] of this.#runners) {
       const placement = wanted.get(key)
       if (!placement) {
         this.#runners.delete(key)
         // Leaving the group hands its partitions over at once; a fenced dispatcher keeps its static ids.
-        closing.push(running.runner.close({ leaveGroup: this.#running }))
+        closing.push(running.runner.close({ leaveGroup: this.#running }).then(forget(key)))
       } else {
         const moved = placement.resourceVersion !== running.resourceVersion
         // A newer spec not read yet: the resources record will call us again.
@@ -146,7 +147,7 @@ export class KafkaSourcePlane implements SourcePlane {
         if (this.#securityChanged(key, running) || (newer !== undefined && runnerSpecOf(newer) !== running.spec)) {
           // Members that will come back under their static ids rejoin at once; the others leave the group.
           this.#runners.delete(key)
-          closing.push(running.runner.close({ leaveGroup: false, rejoining: placement.vreplicas }))
+          closing.push(running.runner.close({ leaveGroup: false, rejoining: placement.vreplicas }).then(forget(key)))
         } else if (!moved || newer !== undefined) {
           // Only the vreplica count (or nothing the runner uses) changed, as on every `shoal scale` and autoscaler
           // step: the members that stay go on untouched, instead of all of them closing and rejoining.

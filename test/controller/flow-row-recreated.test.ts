@@ -1,4 +1,4 @@
-// Review of issue 16: docs/delivery.md says "a source without the annotations has no status.flowControl at all". A
+// docs/delivery.md says "a source without the annotations has no status.flowControl at all". A
 // dispatcher's gates are keyed by the source's namespace/name and sink origin and live until idle for 10 minutes
 // (GATE_IDLE_MS), whatever happens to the source. Delete a gated source and create it again under the same name
 // without the annotations: its runner delivers ungated (right), but the old gate is still in the deliverer, every
@@ -24,7 +24,7 @@ interface FlowRow {
   queued: number
 }
 
-test('BUG: a KafkaSource created again without the flow control annotations shows no flow control', async t => {
+test('a KafkaSource created again without the flow control annotations shows no flow control', async t => {
   const prefix = uniqueName('t-review-flow-recreate')
   const topic = uniqueName('review-flow-recreate')
   await createTopic(topic, { partitions: 2 })
