@@ -30,7 +30,10 @@ export const AIMD_DEFAULTS = Object.freeze({
 export interface AimdState {
   /** Fractional: the sink gets `Math.floor(limit)` requests in flight. */
   readonly limit: number
-  /** The sink's usual latency (ms): the lowest seen, drifting up slowly; undefined before the first answer. */
+  /**
+   * The sink's usual latency per event (ms; per request when each carries one event): the lowest seen, drifting up
+   * slowly; undefined before the first answer.
+   */
   readonly baselineMs: number | undefined
   /** When the limit last went down; answers to requests sent before then do not lower it again. */
   readonly decreasedAt: number
@@ -54,6 +57,12 @@ export interface AimdSample {
   readonly answer: AimdAnswer
   /** Requests in flight to this sink as it ended, itself included. */
   readonly inFlight: number
+  /**
+   * Events the request carried (a batch's size; 1 when absent). A batch of 100 takes longer than one of 3 at the
+   * same speed per event: the baseline is per event and the slow threshold grows with the batch, so a burst of full
+   * batches after a lull of small ones is not taken for a slow sink.
+   */
+  readonly events?: number
 }
 
 /** The state before any answer: the limit starts at the ceiling, so a healthy sink is never held back. */
@@ -66,16 +75,19 @@ export function aimdConcurrency(state: AimdState, options: AimdOptions): number 
   return Math.max(options.min, Math.min(options.max, Math.floor(state.limit)))
 }
 
-/** Whether an answer that took `durationMs` is slow against the baseline. */
-export function isSlow(durationMs: number, baselineMs: number | undefined, options: AimdOptions): boolean {
-  return baselineMs !== undefined && durationMs > baselineMs * options.latencyFactor + options.latencyToleranceMs
+/** Whether an answer of `events` events that took `durationMs` is slow against the baseline (per event). */
+export function isSlow(durationMs: number, baselineMs: number | undefined, options: AimdOptions, events = 1): boolean {
+  return (
+    baselineMs !== undefined && durationMs > baselineMs * events * options.latencyFactor + options.latencyToleranceMs
+  )
 }
 
 /** The state after `sample`. */
 export function nextAimd(state: AimdState, sample: AimdSample, options: AimdOptions): AimdState {
-  const overloaded = sample.answer === 'overload' || isSlow(sample.durationMs, state.baselineMs, options)
+  const events = Math.max(1, sample.events ?? 1)
+  const overloaded = sample.answer === 'overload' || isSlow(sample.durationMs, state.baselineMs, options, events)
   const baselineMs =
-    sample.answer === 'ok' ? nextBaseline(state.baselineMs, sample.durationMs, options) : state.baselineMs
+    sample.answer === 'ok' ? nextBaseline(state.baselineMs, sample.durationMs / events, options) : state.baselineMs
   const limit = Math.max(options.min, Math.min(options.max, state.limit))
   if (overloaded) {
     // One decrease per round trip: the requests already in flight when it went down saw the old load.

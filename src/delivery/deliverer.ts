@@ -326,7 +326,7 @@ export class Deliverer {
         result => {
           // A request the caller cut short says nothing about the sink.
           const cut = result.kind === 'error' && stop.wireSignal?.aborted === true
-          gate.release(permit, cut ? undefined : result)
+          gate.release(permit, cut ? undefined : result, isBatch(event) ? event.events.length : 1)
           return result
         },
         (error: unknown) => {

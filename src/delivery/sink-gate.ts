@@ -127,8 +127,11 @@ export class SinkGate {
     })
   }
 
-  /** Gives a slot back with how its request went (undefined: the caller cut it short; it says nothing). */
-  release(permit: GatePermit, result: AttemptResult | undefined): void {
+  /**
+   * Gives a slot back with how its request went (undefined: the caller cut it short; it says nothing), and how many
+   * events it carried (a batch's size).
+   */
+  release(permit: GatePermit, result: AttemptResult | undefined, events = 1): void {
     if (result !== undefined) {
       this.#latencyMs =
         this.#latencyMs === undefined
@@ -139,7 +142,8 @@ export class SinkGate {
           sentAt: permit.sentAt,
           durationMs: result.durationMs,
           answer: answerOf(result),
-          inFlight: this.#inFlight
+          inFlight: this.#inFlight,
+          events
         }
         this.#state = nextAimd(this.#state, sample, this.#aimd)
       }

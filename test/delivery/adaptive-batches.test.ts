@@ -1,4 +1,4 @@
-// Review of issue 16: the adaptive limit (AIMD) with batched delivery. The limiter's latency signal is per request:
+// The adaptive limit (AIMD) with batched delivery. The limiter's latency signal was per request:
 // "slow" is later than 2 × the lowest latency seen + 50 ms. A batch's latency grows with its size at a perfectly
 // healthy sink, and a source that batches sends small batches in a lull (batch-max-wait closes them) and full ones in
 // a burst. The small ones set the baseline; the full ones then read as overload and halve the limit, though the sink
@@ -8,8 +8,8 @@ import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
 import type { CloudEvent, DeliveryTarget } from '../../src/delivery/index.ts'
 import { Deliverer, eventBatch, resolveDeliveryPolicy } from '../../src/delivery/index.ts'
-import { startSink } from '../delivery/sink-server.ts'
-import type { TestSink } from '../delivery/sink-server.ts'
+import { startSink } from './sink-server.ts'
+import type { TestSink } from './sink-server.ts'
 
 const open: { close(): Promise<void> }[] = []
 after(async () => {
@@ -29,7 +29,7 @@ const FULL = 500
 /** The sink's work: 0.4 ms per event, whatever the load (it is never overloaded). */
 const MS_PER_EVENT = 0.4
 
-test('BUG: an adaptive limit is not halved for a healthy sink because full batches take longer than small ones', async () => {
+test('an adaptive limit is not halved for a healthy sink because full batches take longer than small ones', async () => {
   let now = 0
   let most = 0
   const sink: TestSink = await startSink(async request => {
