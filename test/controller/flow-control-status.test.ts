@@ -11,13 +11,11 @@ import { test } from 'node:test'
 import { Producer } from '@platformatic/kafka'
 import { chromium } from 'playwright-core'
 import { main } from '../../src/cli/main.ts'
-import { startController } from '../../src/controller/index.ts'
-import { startDataPlane, startDispatcher } from '../../src/dispatcher/index.ts'
-import { createLogger } from '../../src/log/index.ts'
 import type { UiSnapshot } from '../../src/ui/index.ts'
 import { captureIo } from '../cli/capture.ts'
 import { brokers, createTopic, uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
+import { startOneDispatcher } from '../helpers/one-dispatcher.ts'
 
 const RECORDS = 12
 const CHROMIUM = process.env['SHOAL_CHROMIUM'] ?? '/usr/bin/chromium'
@@ -53,33 +51,12 @@ test('a source’s flow control limit, sink, requests in flight and queued show 
   sink.listen(0, '127.0.0.1')
   await once(sink, 'listening')
   const origin = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`
-  const controller = await startController({
-    brokers: brokers(),
-    port: 0,
-    prefix,
-    buckets: 2,
-    logger: createLogger('test', 'error')
-  })
-  const dispatcher = await startDispatcher({
-    brokers: brokers(),
-    prefix,
-    buckets: 2,
-    id: 'dispatcher-0',
-    zone: 'a',
-    node: 'n',
-    capacity: 4
-  })
-  const plane = await startDataPlane(
-    dispatcher,
-    { brokers: brokers(), prefix },
-    { serviceUrlTemplate: 'http://127.0.0.1/{name}', log: () => undefined }
-  )
+  const stack = await startOneDispatcher(prefix)
+  const { controller } = stack
   t.after(async () => {
     release = true
     for (const res of held.splice(0)) res.writeHead(202).end()
-    await controller.close()
-    await plane.close()
-    await dispatcher.close()
+    await stack.close()
     sink.closeAllConnections()
     sink.close()
   })

@@ -10,11 +10,9 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { test } from 'node:test'
 import { Producer } from '@platformatic/kafka'
-import { startController } from '../../src/controller/index.ts'
-import { startDataPlane, startDispatcher } from '../../src/dispatcher/index.ts'
-import { createLogger } from '../../src/log/index.ts'
 import { brokers, createTopic, uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
+import { startOneDispatcher } from '../helpers/one-dispatcher.ts'
 
 interface FlowRow {
   dispatcher: string
@@ -39,33 +37,12 @@ test('a KafkaSource created again without the flow control annotations shows no 
   sink.listen(0, '127.0.0.1')
   await once(sink, 'listening')
   const origin = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`
-  const controller = await startController({
-    brokers: brokers(),
-    port: 0,
-    prefix,
-    buckets: 2,
-    logger: createLogger('test', 'error')
-  })
-  const dispatcher = await startDispatcher({
-    brokers: brokers(),
-    prefix,
-    buckets: 2,
-    id: 'dispatcher-0',
-    zone: 'a',
-    node: 'n',
-    capacity: 4
-  })
-  const plane = await startDataPlane(
-    dispatcher,
-    { brokers: brokers(), prefix },
-    { serviceUrlTemplate: 'http://127.0.0.1/{name}', log: () => undefined }
-  )
+  const stack = await startOneDispatcher(prefix)
+  const { controller } = stack
   const producer = new Producer({ clientId: 'review', bootstrapBrokers: brokers(), idempotent: true })
   t.after(async () => {
     await producer.close()
-    await controller.close()
-    await plane.close()
-    await dispatcher.close()
+    await stack.close()
     sink.closeAllConnections()
     sink.close()
   })

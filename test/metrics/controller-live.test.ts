@@ -5,12 +5,10 @@ import type { ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { test } from 'node:test'
 import { Producer } from '@platformatic/kafka'
-import { startController } from '../../src/controller/index.ts'
-import { createLogger } from '../../src/log/index.ts'
-import { startDispatcher, startDataPlane } from '../../src/dispatcher/index.ts'
 import { brokers, createTopic, uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
 import { parseExposition } from './prom-text.ts'
+import { startOneDispatcher } from '../helpers/one-dispatcher.ts'
 
 test('a controller’s /metrics shows a source’s placements and its lag, which falls to 0 once the sink answers', async t => {
   const prefix = uniqueName('t-ctl-metrics')
@@ -27,36 +25,12 @@ test('a controller’s /metrics shows a source’s placements and its lag, which
   sink.listen(0, '127.0.0.1')
   await once(sink, 'listening')
   const sinkUrl = `http://127.0.0.1:${(sink.address() as AddressInfo).port}/`
-  const controller = await startController({
-    brokers: brokers(),
-    port: 0,
-    prefix,
-    buckets: 2,
-    logger: createLogger('test', 'error')
-  })
-  const dispatcher = await startDispatcher({
-    brokers: brokers(),
-    prefix,
-    buckets: 2,
-    id: 'dispatcher-0',
-    zone: 'a',
-    node: 'n',
-    capacity: 4
-  })
-  const plane = await startDataPlane(
-    dispatcher,
-    { brokers: brokers(), prefix },
-    {
-      serviceUrlTemplate: 'http://127.0.0.1/{name}',
-      log: () => undefined
-    }
-  )
+  const stack = await startOneDispatcher(prefix)
+  const { controller } = stack
   t.after(async () => {
     release = true
     for (const res of held) res.writeHead(202).end()
-    await controller.close()
-    await plane.close()
-    await dispatcher.close()
+    await stack.close()
     sink.closeAllConnections()
     sink.close()
   })
