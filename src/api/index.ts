@@ -29,6 +29,7 @@ export type {
   Condition,
   DeliverySpec,
   Destination,
+  FlowControlRow,
   KReference,
   KafkaNetSpec,
   KafkaSASLSpec,

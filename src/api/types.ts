@@ -32,6 +32,23 @@ export interface SourceStatus {
   readonly conditions: readonly Condition[]
 }
 
+/**
+ * One dispatcher's per-sink flow control of a source, as `status.flowControl` lists it (Shoal's extension of the
+ * status; docs/delivery.md "Where to see it"): the gate its heartbeats report, towards one sink origin.
+ */
+export interface FlowControlRow {
+  readonly dispatcher: string
+  /** The sink's origin (`http://host:port`). */
+  readonly sink: string
+  readonly adaptive: boolean
+  /** Requests in flight allowed now (adaptive: where the limit stands now). */
+  readonly limit: number
+  readonly inFlight: number
+  readonly queued: number
+  /** Smoothed time to an answer, whole milliseconds; absent before the first answer. */
+  readonly latencyMs?: number
+}
+
 /** Knative duckv1.KReference, restricted to what Shoal resolves: a Service. */
 export interface KReference {
   readonly apiVersion: string

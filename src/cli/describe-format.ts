@@ -1,3 +1,4 @@
+import type { FlowControlRow } from '../api/index.ts'
 import { conditionsOf, field, isObject, nameOf, namespaceOf, stringMap } from './resources.ts'
 import { alignRows, describeLayout } from './table.ts'
 
@@ -66,18 +67,7 @@ function labelRows(label: string, map: Readonly<Record<string, string>>): Row[] 
   return entries.map((entry, i) => [i === 0 ? `${label}:` : '', entry])
 }
 
-/** A row of Shoal's `status.flowControl` (src/controller/sink-flow.ts). */
-interface FlowRow {
-  readonly dispatcher: string
-  readonly sink: string
-  readonly adaptive: boolean
-  readonly limit: number
-  readonly inFlight: number
-  readonly queued: number
-  readonly latencyMs?: number
-}
-
-function flowRowsOf(value: unknown): readonly FlowRow[] | undefined {
+function flowRowsOf(value: unknown): readonly FlowControlRow[] | undefined {
   if (!Array.isArray(value) || value.length === 0) return undefined
   const rows = value.every(
     (r: unknown) =>
@@ -90,11 +80,11 @@ function flowRowsOf(value: unknown): readonly FlowRow[] | undefined {
       typeof r['queued'] === 'number' &&
       (r['latencyMs'] === undefined || typeof r['latencyMs'] === 'number')
   )
-  return rows ? (value as FlowRow[]) : undefined
+  return rows ? (value as FlowControlRow[]) : undefined
 }
 
 /** `status.flowControl` as a table: one line per dispatcher and sink, as the conditions are. */
-function flowTableRows(flow: readonly FlowRow[]): Row[] {
+function flowTableRows(flow: readonly FlowControlRow[]): Row[] {
   return [
     ['  Flow Control:'],
     ['    Dispatcher', 'Sink', 'Limit', 'In Flight', 'Queued', 'Latency'],

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os'
 import { checkServiceUrlTemplate, checkUpdate, DEFAULT_SERVICE_URL_TEMPLATE, sourceStatus } from '../api/index.ts'
-import type { SourceStatus } from '../api/index.ts'
+import type { FlowControlRow, SourceStatus } from '../api/index.ts'
 import type { ApiGuard, ApiTls } from '../auth/index.ts'
 import { autoscaleSetting } from '../autoscale/index.ts'
 import { ErrorCodes, ShoalError, invalid } from '../errors/index.ts'
@@ -17,7 +17,6 @@ import { isDispatcherKind, presentDispatcher, presentSource } from './presentati
 import type { LiveDispatcher } from './presentation.ts'
 import { DeliveryErrors } from './delivery-errors.ts'
 import { FlowIndex } from './sink-flow.ts'
-import type { SourceFlowRow } from './sink-flow.ts'
 import { startObservability } from './observability.ts'
 import { MembersFollower, SchedulerLeader } from '../leader/index.ts'
 import type { PoolOptions } from '../leader/index.ts'
@@ -71,7 +70,7 @@ interface LateViews {
   lastDeliveryError: DeliveryErrors['lastOf']
   observePass: (seconds: number) => void
   /** A source's flow control gates on alive dispatchers, from their heartbeats. */
-  flowOf: (sourceKey: string) => readonly SourceFlowRow[]
+  flowOf: (sourceKey: string) => readonly FlowControlRow[]
 }
 
 /** Starts one control-plane replica: the API server, then the store it serves. */

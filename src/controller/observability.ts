@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { DispatcherKind } from '../api/index.ts'
+import type { FlowControlRow } from '../api/index.ts'
 import { lagSourceOf } from '../autoscale/index.ts'
 import type { MemberStatus } from '../dispatcher/index.ts'
 import type { LagSource } from '../lag/index.ts'
@@ -10,7 +11,7 @@ import type { SecretKey, SourceNet } from '../secrets/index.ts'
 import { isDispatcher, isKafkaSource, isSource } from '../store/index.ts'
 import type { ResourceStore, StoredEntry, StoredSource } from '../store/index.ts'
 import { UiServer, buildSnapshot, historyPoints } from '../ui/index.ts'
-import type { UiCondition, UiPoint, UiSinkFlow, UiSnapshot } from '../ui/index.ts'
+import type { UiCondition, UiPoint, UiSnapshot } from '../ui/index.ts'
 
 export interface ObservabilityOptions {
   readonly replicaId: string
@@ -135,15 +136,15 @@ function snapshot(options: ObservabilityOptions, lag: LagMonitor): UiSnapshot {
 }
 
 /** What the dashboard shows of a source as the API presents it: its conditions and its flow control. */
-function presentedParts(presented: unknown): { conditions: UiCondition[]; flow?: UiSinkFlow[] } {
+function presentedParts(presented: unknown): { conditions: UiCondition[]; flow?: FlowControlRow[] } {
   const flow = flowOf(presented)
   return { conditions: conditionsOf(presented), ...(flow.length > 0 ? { flow } : {}) }
 }
 
-function flowOf(presented: unknown): UiSinkFlow[] {
+function flowOf(presented: unknown): FlowControlRow[] {
   const rows = (presented as { status?: { flowControl?: unknown } }).status?.flowControl
-  // presentSource builds these rows (SourceFlowRow), so they have the shape the dashboard reads.
-  return Array.isArray(rows) ? (rows as UiSinkFlow[]) : []
+  // presentSource builds these rows (FlowControlRow), so they have the shape the dashboard reads.
+  return Array.isArray(rows) ? (rows as FlowControlRow[]) : []
 }
 
 function conditionsOf(presented: unknown): UiCondition[] {

@@ -1,9 +1,8 @@
 import { DispatcherKind, apiVersionOf, sourceStatus } from '../api/index.ts'
-import type { ConditionObservation, KindInfo, SourceStatus } from '../api/index.ts'
+import type { ConditionObservation, FlowControlRow, KindInfo, SourceStatus } from '../api/index.ts'
 import { isDispatcher, isKafkaSource } from '../store/index.ts'
 import type { DeliveryErrorRecord, MemberRecord, PlacementsRecord, StoredEntry, StoredSource } from '../store/index.ts'
 import { placedFlowRows } from './sink-flow.ts'
-import type { SourceFlowRow } from './sink-flow.ts'
 
 /** A dispatcher as its heartbeats show it: the heartbeat's own fields, when the last one came, and whether it lives. */
 export interface LiveDispatcher extends Pick<
@@ -49,7 +48,7 @@ export function presentSource(
   serviceUrlTemplate: string,
   zoneOf: (dispatcher: string) => string | undefined = () => undefined,
   lastError?: DeliveryErrorRecord,
-  flow: readonly SourceFlowRow[] = []
+  flow: readonly FlowControlRow[] = []
 ): unknown {
   const resource = entry.object
   const scale = entry.scheduling?.scale

@@ -1,22 +1,9 @@
+import type { FlowControlRow } from '../api/index.ts'
 import type { SinkFlowReport } from '../store/index.ts'
 
 // A source's per-sink flow control as the API shows it (`status.flowControl`): the gates its dispatchers report in
 // their heartbeats. The limits live in each dispatcher's deliverer; a heartbeat every 2 s is how a controller
 // learns them.
-
-/** One dispatcher's flow control of a source towards one sink origin, as `status.flowControl` lists it. */
-export interface SourceFlowRow {
-  readonly dispatcher: string
-  /** The sink's origin (`http://host:port`). */
-  readonly sink: string
-  readonly adaptive: boolean
-  /** Requests in flight allowed now (adaptive: where the limit stands now). */
-  readonly limit: number
-  readonly inFlight: number
-  readonly queued: number
-  /** Smoothed time to an answer, whole milliseconds; absent before the first answer. */
-  readonly latencyMs?: number
-}
 
 /** A dispatcher as far as its flow control report goes. */
 export interface FlowReporter {
@@ -29,8 +16,8 @@ export interface FlowReporter {
  * Every alive dispatcher's gates, by source key, sorted by dispatcher then sink. Pure; `FlowIndex` keeps the last
  * result while no heartbeat brought a new report.
  */
-export function flowRowsBySource(dispatchers: readonly FlowReporter[]): Map<string, SourceFlowRow[]> {
-  const bySource = new Map<string, SourceFlowRow[]>()
+export function flowRowsBySource(dispatchers: readonly FlowReporter[]): Map<string, FlowControlRow[]> {
+  const bySource = new Map<string, FlowControlRow[]>()
   for (const d of dispatchers) {
     if (!d.alive) continue
     for (const r of d.sinks ?? []) {
@@ -57,9 +44,9 @@ export function flowRowsBySource(dispatchers: readonly FlowReporter[]): Map<stri
  * idle (the deliverer's GATE_IDLE_MS), and its limit then says nothing about where the source runs.
  */
 export function placedFlowRows(
-  rows: readonly SourceFlowRow[],
+  rows: readonly FlowControlRow[],
   placements: ReadonlyArray<{ readonly podName: string }>
-): SourceFlowRow[] {
+): FlowControlRow[] {
   const placed = new Set(placements.map(p => p.podName))
   return rows.filter(r => placed.has(r.dispatcher))
 }
@@ -70,10 +57,10 @@ export function placedFlowRows(
  */
 export class FlowIndex {
   #reports: ReadonlyArray<readonly [string, boolean, readonly SinkFlowReport[] | undefined]> = []
-  #index = new Map<string, SourceFlowRow[]>()
+  #index = new Map<string, FlowControlRow[]>()
 
   /** The rows of `sourceKey` over `dispatchers` (alive ones only). */
-  of(dispatchers: readonly FlowReporter[], sourceKey: string): readonly SourceFlowRow[] {
+  of(dispatchers: readonly FlowReporter[], sourceKey: string): readonly FlowControlRow[] {
     if (this.#changed(dispatchers)) {
       this.#reports = dispatchers.map(d => [d.id, d.alive, d.sinks] as const)
       this.#index = flowRowsBySource(dispatchers)

@@ -5,7 +5,6 @@ export type {
   UiDispatcherInput,
   UiPoint,
   UiSnapshot,
-  UiSinkFlow,
   UiSnapshotInput,
   UiSource,
   UiSourceInput,

@@ -1,4 +1,5 @@
 // What the dashboard shows, built from the controller's views in one pure function (tested without I/O).
+import type { FlowControlRow } from '../api/index.ts'
 import { ratesBetween } from '../lag/index.ts'
 import type { LagSample } from '../lag/index.ts'
 
@@ -25,21 +26,7 @@ export interface UiSourceInput {
   readonly message?: string
   readonly conditions: readonly UiCondition[]
   /** Its per-sink flow control on the dispatchers it is placed on (the presented `status.flowControl`). */
-  readonly flow?: readonly UiSinkFlow[]
-}
-
-/** One dispatcher's flow control gate of a source towards one sink origin. */
-export interface UiSinkFlow {
-  readonly dispatcher: string
-  /** The sink's origin. */
-  readonly sink: string
-  readonly adaptive: boolean
-  /** Requests in flight allowed now. */
-  readonly limit: number
-  readonly inFlight: number
-  readonly queued: number
-  /** Smoothed time to an answer, ms; absent before the first answer. */
-  readonly latencyMs?: number
+  readonly flow?: readonly FlowControlRow[]
 }
 
 export interface UiCondition {
@@ -107,7 +94,7 @@ export interface UiSource {
   readonly rate?: number
   readonly history?: readonly UiPoint[]
   /** Its flow control gates, by dispatcher then sink; absent when it has none. */
-  readonly flow?: readonly UiSinkFlow[]
+  readonly flow?: readonly FlowControlRow[]
 }
 
 /** The dashboard's whole state, sent on every change. */
@@ -208,7 +195,7 @@ export function buildSnapshot(input: UiSnapshotInput): UiSnapshot {
   }
 }
 
-function byDispatcherThenSink(a: UiSinkFlow, b: UiSinkFlow): number {
+function byDispatcherThenSink(a: FlowControlRow, b: FlowControlRow): number {
   return ordinal(a.dispatcher) - ordinal(b.dispatcher) || compare(a.dispatcher, b.dispatcher) || compare(a.sink, b.sink)
 }
 

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { buildSnapshot } from '../../src/ui/index.ts'
-import type { UiSinkFlow, UiSnapshotInput, UiSourceInput } from '../../src/ui/index.ts'
+import type { FlowControlRow } from '../../src/api/index.ts'
+import type { UiSnapshotInput, UiSourceInput } from '../../src/ui/index.ts'
 
-function source(key: string, flow?: readonly UiSinkFlow[]): UiSourceInput {
+function source(key: string, flow?: readonly FlowControlRow[]): UiSourceInput {
   return {
     key,
     slot: 'consumer',
@@ -37,7 +38,7 @@ function input(sources: readonly UiSourceInput[]): UiSnapshotInput {
 }
 
 test('the snapshot carries a source’s flow control gates, by dispatcher ordinal then sink; none when it has none', () => {
-  const gate = (dispatcher: string, sink: string, limit: number): UiSinkFlow => ({
+  const gate = (dispatcher: string, sink: string, limit: number): FlowControlRow => ({
     dispatcher,
     sink,
     adaptive: limit === 3,
