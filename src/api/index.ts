@@ -41,6 +41,7 @@ export type {
   PingSourceSpec,
   SecretKeySelector,
   SecretValueFromSource,
+  SinkGateFigures,
   SourceResource,
   SourceStatus
 } from './types.ts'

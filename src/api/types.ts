@@ -32,21 +32,27 @@ export interface SourceStatus {
   readonly conditions: readonly Condition[]
 }
 
-/**
- * One dispatcher's per-sink flow control of a source, as `status.flowControl` lists it (Shoal's extension of the
- * status; docs/delivery.md "Where to see it"): the gate its heartbeats report, towards one sink origin.
- */
-export interface FlowControlRow {
-  readonly dispatcher: string
+/** What a dispatcher's flow control gate towards one sink origin shows: its limit, load and latency now. */
+export interface SinkGateFigures {
   /** The sink's origin (`http://host:port`). */
   readonly sink: string
+  /** The limit adapts to the sink (`delivery.shoal.dev/adaptive-concurrency`). */
   readonly adaptive: boolean
   /** Requests in flight allowed now (adaptive: where the limit stands now). */
   readonly limit: number
   readonly inFlight: number
+  /** Requests waiting for the limit or the rate. */
   readonly queued: number
   /** Smoothed time to an answer, whole milliseconds; absent before the first answer. */
   readonly latencyMs?: number
+}
+
+/**
+ * One dispatcher's per-sink flow control of a source, as `status.flowControl` lists it (Shoal's extension of the
+ * status; docs/delivery.md "Where to see it"): the gate its heartbeats report, towards one sink origin.
+ */
+export interface FlowControlRow extends SinkGateFigures {
+  readonly dispatcher: string
 }
 
 /** Knative duckv1.KReference, restricted to what Shoal resolves: a Service. */

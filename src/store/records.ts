@@ -2,6 +2,7 @@
  * The records the scheduler leader and the dispatchers exchange through Kafka (DESIGN §4). Every value is
  * JSON with the `shoal-schema` header (see codec.ts); these are their shapes.
  */
+import type { SinkGateFigures } from '../api/index.ts'
 
 /** Which of a dispatcher's two capacities a source uses: consumer slots (KafkaSource) or schedule slots (PingSource). */
 export type SlotKind = 'consumer' | 'schedule'
@@ -106,20 +107,9 @@ export interface MemberRecord {
 export const MAX_SINK_REPORTS = 100
 
 /** One flow control gate of a dispatcher as its heartbeat carries it (`MemberRecord.sinks`). */
-export interface SinkFlowReport {
+export interface SinkFlowReport extends SinkGateFigures {
   /** `Kind/namespace/name` of the source. */
   readonly source: string
-  /** The sink's origin (`http://host:port`). */
-  readonly sink: string
-  /** The limit adapts to the sink (`delivery.shoal.dev/adaptive-concurrency`). */
-  readonly adaptive: boolean
-  /** Requests in flight allowed now. */
-  readonly limit: number
-  readonly inFlight: number
-  /** Requests waiting for the limit or the rate. */
-  readonly queued: number
-  /** Smoothed time to an answer, whole milliseconds; absent before the first answer. */
-  readonly latencyMs?: number
 }
 
 /**
