@@ -13,14 +13,7 @@ import { Producer } from '@platformatic/kafka'
 import { brokers, createTopic, uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
 import { startOneDispatcher } from '../helpers/one-dispatcher.ts'
-
-interface FlowRow {
-  dispatcher: string
-  sink: string
-  limit: number
-  inFlight: number
-  queued: number
-}
+import type { FlowControlRow } from '../../src/api/index.ts'
 
 test('lowering delivery.shoal.dev/max-concurrency on a running KafkaSource takes effect', async t => {
   const prefix = uniqueName('t-review-flow-change')
@@ -92,8 +85,8 @@ test('lowering delivery.shoal.dev/max-concurrency on a running KafkaSource takes
     body: manifest('4')
   })
   assert.equal(created.status, 201)
-  const flowControl = async (): Promise<FlowRow[] | undefined> => {
-    const body = (await (await fetch(`${sourceUrl}/gated`)).json()) as { status?: { flowControl?: FlowRow[] } }
+  const flowControl = async (): Promise<FlowControlRow[] | undefined> => {
+    const body = (await (await fetch(`${sourceUrl}/gated`)).json()) as { status?: { flowControl?: FlowControlRow[] } }
     return body.status?.flowControl
   }
 
@@ -136,7 +129,7 @@ test('lowering delivery.shoal.dev/max-concurrency on a running KafkaSource takes
   holding = true
   maxHeld = 0
   await produce(8)
-  let last: FlowRow[] | undefined
+  let last: FlowControlRow[] | undefined
   await eventually(
     async () => {
       const rows = (last = await flowControl())

@@ -16,18 +16,10 @@ import { captureIo } from '../cli/capture.ts'
 import { brokers, createTopic, uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
 import { startOneDispatcher } from '../helpers/one-dispatcher.ts'
+import type { FlowControlRow } from '../../src/api/index.ts'
 
 const RECORDS = 12
 const CHROMIUM = process.env['SHOAL_CHROMIUM'] ?? '/usr/bin/chromium'
-
-interface FlowRow {
-  dispatcher: string
-  sink: string
-  adaptive: boolean
-  limit: number
-  inFlight: number
-  queued: number
-}
 
 test('a source’s flow control limit, sink, requests in flight and queued show in its API status, in describe and on the dashboard', async t => {
   const prefix = uniqueName('t-flow-status')
@@ -86,9 +78,9 @@ test('a source’s flow control limit, sink, requests in flight and queued show 
   })
   await producer.close()
 
-  const flowControl = async (): Promise<FlowRow[] | undefined> => {
+  const flowControl = async (): Promise<FlowControlRow[] | undefined> => {
     const answer = await fetch(`${sourceUrl}/gated`)
-    const body = (await answer.json()) as { status?: { flowControl?: FlowRow[] } }
+    const body = (await answer.json()) as { status?: { flowControl?: FlowControlRow[] } }
     return body.status?.flowControl
   }
   // The sink holds 2 (the limit) and the other records wait in the gate: a heartbeat reports it.

@@ -13,14 +13,7 @@ import { Producer } from '@platformatic/kafka'
 import { brokers, createTopic, uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
 import { startOneDispatcher } from '../helpers/one-dispatcher.ts'
-
-interface FlowRow {
-  dispatcher: string
-  sink: string
-  limit: number
-  inFlight: number
-  queued: number
-}
+import type { FlowControlRow } from '../../src/api/index.ts'
 
 test('a KafkaSource created again without the flow control annotations shows no flow control', async t => {
   const prefix = uniqueName('t-review-flow-recreate')
@@ -72,10 +65,10 @@ test('a KafkaSource created again without the flow control annotations shows no 
         sink: { uri: `${origin}/` }
       }
     })
-  const flowControl = async (): Promise<FlowRow[] | undefined> => {
+  const flowControl = async (): Promise<FlowControlRow[] | undefined> => {
     const answer = await fetch(`${sourceUrl}/gated`)
     if (answer.status !== 200) return undefined
-    const body = (await answer.json()) as { status?: { flowControl?: FlowRow[] } }
+    const body = (await answer.json()) as { status?: { flowControl?: FlowControlRow[] } }
     return body.status?.flowControl
   }
   const create = async (annotations: Record<string, string>, group: string): Promise<void> => {
@@ -103,7 +96,7 @@ test('a KafkaSource created again without the flow control annotations shows no 
   await produce(4)
   await eventually(() => answered >= 12, 60_000, 'the new source delivered the topic')
   // Heartbeats come every 2 s: a fixed dispatcher's next ones leave the old gate out. Several go by in 20 s.
-  let last: FlowRow[] | undefined
+  let last: FlowControlRow[] | undefined
   await eventually(
     async () => {
       last = await flowControl()
