@@ -1,0 +1,78 @@
+"""A CloudEvents sink as many users write one: the CloudEvents Python SDK over the standard library's
+ThreadingHTTPServer, which listens with socketserver's default backlog of 5.
+
+Prints one line per event it accepts, `<id>\t<kafka offset extension or ->`, then answers 202. Options:
+  --port N         0 (default): any free port; the chosen port is printed first as `listening <port>`
+  --delay-ms N     wait before answering (default 0)
+  --slow-every N   every Nth request waits --slow-ms instead (default: never)
+  --slow-ms N      the long wait (default 30000)
+  --backlog N      the listen backlog (default: socketserver's 5)
+  --close          answer with `Connection: close`
+"""
+import argparse
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from cloudevents.http import from_http
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--port", type=int, default=0)
+parser.add_argument("--delay-ms", type=float, default=0)
+parser.add_argument("--slow-every", type=int, default=0)
+parser.add_argument("--slow-ms", type=float, default=30000)
+parser.add_argument("--backlog", type=int, default=0)
+parser.add_argument("--close", action="store_true")
+args = parser.parse_args()
+
+lock = threading.Lock()
+count = 0
+out = sys.stdout
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as the SDK samples that use ThreadingHTTPServer
+
+    def do_POST(self):
+        global count
+        length = int(self.headers.get("content-length", "0"))
+        body = self.rfile.read(length) if length else b""
+        try:
+            event = from_http(dict(self.headers), body)
+        except Exception as error:  # a request that is not a CloudEvent
+            self.send_response(400)
+            self.send_header("content-length", "0")
+            self.end_headers()
+            print(f"bad\t{error}", file=sys.stderr, flush=True)
+            return
+        with lock:
+            count += 1
+            n = count
+        if args.slow_every and n % args.slow_every == 0:
+            time.sleep(args.slow_ms / 1000)
+        elif args.delay_ms:
+            time.sleep(args.delay_ms / 1000)
+        with lock:
+            out.write(f"{event['id']}\t{event.get('knativekafkaoffset', '-')}\n")
+            out.flush()
+        self.send_response(202)
+        self.send_header("content-length", "0")
+        if args.close:
+            self.send_header("connection", "close")
+            self.close_connection = True
+        self.end_headers()
+
+    def log_message(self, *_):
+        pass
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    if args.backlog:
+        request_queue_size = args.backlog
+
+
+server = Server(("127.0.0.1", args.port), Handler)
+print(f"listening {server.server_address[1]}", flush=True)
+server.serve_forever()
