@@ -11,7 +11,7 @@ import type { DeliveryOutcome } from './delivery-outcome.ts'
 import type { DeliveryTarget, SinkEndpoint } from './delivery-policy.ts'
 import { classifyStatus } from './retriable.ts'
 import { honoursRetryAfter, parseRetryAfter, retryWait } from './retry-after.ts'
-import type { AttemptResult } from './sink-client.ts'
+import type { AttemptResult, OriginFigures } from './sink-client.ts'
 import { SinkClient } from './sink-client.ts'
 import { SinkGate } from './sink-gate.ts'
 import type { SinkFlowState } from './sink-gate.ts'
@@ -23,7 +23,10 @@ import type { SinkPolicy } from './sink-policy.ts'
 export interface DelivererOptions {
   /** Concurrent requests (and so connections) per sink origin, over all sources. Default 128. */
   readonly maxConnectionsPerOrigin?: number
-  /** TCP + TLS connect timeout. Default 10 s. */
+  /**
+   * TCP + TLS connect timeout, and how long an attempt keeps trying to get a connection (a sink restarting)
+   * before it counts as failed. Default 10 s.
+   */
   readonly connectTimeoutMs?: number
   /** How long an idle keep-alive connection is kept. Default 4 s (undici's). */
   readonly keepAliveTimeoutMs?: number
@@ -101,6 +104,11 @@ export class Deliverer {
     for (const [key, gate] of this.#gates) {
       if (gate.sourceKey === sourceKey && gate.idleSince !== undefined) this.#gates.delete(key)
     }
+  }
+
+  /** Every sink origin's connections and requests: the oldest in flight, requests sent again, the window. */
+  sinks(): OriginFigures[] {
+    return this.#client.origins()
   }
 
   /** Connection slots in use and requests waiting for one, over every origin. */

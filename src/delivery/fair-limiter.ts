@@ -20,9 +20,10 @@ interface Queue {
   after: Queue | undefined
 }
 
-/** At most `capacity` holders at once; the rest wait, fairly across keys. */
+/** At most `limit` holders at once (at most `capacity`; the limit may move below it); the rest wait, fairly across keys. */
 export class FairLimiter {
   readonly capacity: number
+  #limit: number
   #inUse = 0
   #waiting = 0
   readonly #queues = new Map<string, Queue>()
@@ -36,6 +37,21 @@ export class FairLimiter {
     if (!Number.isSafeInteger(capacity) || capacity < 1)
       throw new RangeError(`capacity ${capacity} is not a positive integer`)
     this.capacity = capacity
+    this.#limit = capacity
+  }
+
+  /** Holders allowed now. */
+  get limit(): number {
+    return this.#limit
+  }
+
+  /** Allows `limit` holders (clamped to 1..capacity); raising it hands the new slots to waiters at once. */
+  setLimit(limit: number): void {
+    this.#limit = Math.max(1, Math.min(this.capacity, Math.floor(limit)))
+    while (this.#inUse < this.#limit && this.#first !== undefined) {
+      this.#inUse++
+      this.#serve(this.#first)
+    }
   }
 
   /** Slots held now. */
@@ -50,7 +66,7 @@ export class FairLimiter {
 
   /** A slot now, when one is free and nobody waits: true if taken (release it), false to wait with `acquire`. */
   tryAcquire(): boolean {
-    if (this.#inUse >= this.capacity || this.#waiting > 0) return false
+    if (this.#inUse >= this.#limit || this.#waiting > 0) return false
     this.#inUse++
     return true
   }
@@ -81,14 +97,19 @@ export class FairLimiter {
     })
   }
 
-  /** Gives a slot back: to the next key's oldest waiter, or to the pool. */
+  /** Gives a slot back: to the next key's oldest waiter, or to the pool (always, while over a lowered limit). */
   release(): void {
     const queue = this.#first
-    if (queue === undefined) {
+    if (queue === undefined || this.#inUse > this.#limit) {
       if (this.#inUse === 0) throw new Error('FairLimiter.release without a matching acquire')
       this.#inUse--
       return
     }
+    this.#serve(queue)
+  }
+
+  // Hands a held slot to `queue`'s oldest waiter.
+  #serve(queue: Queue): void {
     const waiter = queue.head as Waiter
     this.#unlink(waiter)
     // Served: the key goes to the back of the round.

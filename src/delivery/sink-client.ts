@@ -1,6 +1,6 @@
 import { rootCertificates } from 'node:tls'
 import type { Dispatcher } from 'undici'
-import { Pool } from 'undici'
+import { Pool, buildConnector } from 'undici'
 import type { IncomingHttpHeaders } from 'node:http'
 import { subscribe, unsubscribe } from './abort-fanout.ts'
 import type { AbortSubscriber } from './abort-fanout.ts'
@@ -9,6 +9,8 @@ import type { Deadline } from './deadline-list.ts'
 import type { CloudEvent } from './cloud-event.ts'
 import type { SinkEndpoint } from './delivery-policy.ts'
 import { FairLimiter } from './fair-limiter.ts'
+import { PacedConnector } from './paced-connector.ts'
+import type { OriginConnectionFigures, PacedConnectorOptions } from './paced-connector.ts'
 import type { SinkPolicy } from './sink-policy.ts'
 import { binaryHeaders } from './http-binary.ts'
 import { BATCH_HEADERS, isBatch } from './event-batch.ts'
@@ -17,7 +19,10 @@ import { ErrorCodes, ShoalError } from '../errors/index.ts'
 
 // One HTTP attempt: POST an event in binary mode (or a batch in batched mode). Connections are pooled per sink
 // origin (an undici Pool with keep-alive) and capped per origin; requests past the cap wait in per-source queues
-// served round-robin.
+// served round-robin. New connections are opened in a window and watched until the sink shows it accepted them
+// (paced-connector.ts); a request that never left Shoal — no connection could be had, or the one it was written
+// into was never accepted — is sent again within the same attempt: it is not the sink's failure, so it uses up
+// no retry (docs/delivery.md, "Connections").
 
 /** What one attempt got back. */
 export type AttemptResult =
@@ -40,11 +45,58 @@ export interface SinkClientOptions {
   readonly errorDataLimit: number
   /** Refuses forbidden sink addresses when connecting (multi-tenant mode); absent: every address is allowed. */
   readonly sinkPolicy?: SinkPolicy
+  /** How new connections are paced and watched (tests shorten the times). */
+  readonly connections?: PacedConnectorOptions
+}
+
+/** What one sink origin's connections and requests look like now. */
+export interface OriginFigures extends OriginConnectionFigures {
+  readonly origin: string
+  /** Requests holding a connection slot (connecting, on the wire or waiting for the answer). */
+  readonly inFlight: number
+  /** Requests waiting for a connection slot. */
+  readonly queued: number
+  /** How long the oldest request in flight has been, in ms (0: none). */
+  readonly oldestInFlightMs: number
+  /** Requests sent again because the sink never read them or no connection could be had, since the start. */
+  readonly resent: number
+}
+
+/** One sink origin: its connection cap and queues, its connection window, the requests in flight to it. */
+class Origin {
+  readonly name: string
+  readonly limiter: FairLimiter
+  readonly connector: PacedConnector
+  /** In start order: the first is the oldest. */
+  readonly inFlight = new Set<Attempt>()
+  resent = 0
+
+  constructor(name: string, capacity: number, connections: PacedConnectorOptions | undefined) {
+    this.name = name
+    const limiter = new FairLimiter(capacity)
+    this.limiter = limiter
+    // Requests go to the pools only as fast as connections can carry them: the rest wait here, fairly, and take
+    // whichever connection frees first (see PacedConnector.usable).
+    this.connector = new PacedConnector(connections, usable => limiter.setLimit(usable))
+    limiter.setLimit(this.connector.usable)
+  }
+
+  get figures(): OriginFigures {
+    const oldest = this.inFlight.values().next().value
+    return {
+      origin: this.name,
+      ...this.connector.figures,
+      inFlight: this.limiter.inUse,
+      queued: this.limiter.waiting,
+      oldestInFlightMs: oldest === undefined ? 0 : Math.round(performance.now() - oldest.started),
+      resent: this.resent
+    }
+  }
 }
 
 interface Route {
   readonly pool: Pool
-  readonly limiter: FairLimiter
+  readonly origin: Origin
   readonly path: string
 }
 
@@ -53,7 +105,7 @@ const EMPTY = Buffer.alloc(0)
 /** Sends events to sinks over pooled, capped connections. */
 export class SinkClient {
   readonly #options: SinkClientOptions
-  readonly #limiters = new Map<string, FairLimiter>()
+  readonly #origins = new Map<string, Origin>()
   readonly #pools = new Map<string, Pool>()
   readonly #routes = new Map<string, Route>()
   /** One timer per timeout value for every attempt under it (see DeadlineList). */
@@ -68,11 +120,16 @@ export class SinkClient {
   get load(): { readonly origins: number; readonly inFlight: number; readonly queued: number } {
     let inFlight = 0
     let queued = 0
-    for (const limiter of this.#limiters.values()) {
+    for (const { limiter } of this.#origins.values()) {
       inFlight += limiter.inUse
       queued += limiter.waiting
     }
-    return { origins: this.#limiters.size, inFlight, queued }
+    return { origins: this.#origins.size, inFlight, queued }
+  }
+
+  /** Every sink origin's connections and requests. */
+  origins(): OriginFigures[] {
+    return [...this.#origins.values()].map(origin => origin.figures)
   }
 
   /**
@@ -97,11 +154,12 @@ export class SinkClient {
       return Promise.reject(error)
     }
     // A free slot sends at once: while the request is held, its Attempt is all there is (no suspended frame).
-    if (route.limiter.tryAcquire()) return this.#dispatch(route, event, timeoutMs, wireSignal)
-    return route.limiter.acquire(sourceKey, signal).then(() => {
+    const { limiter } = route.origin
+    if (limiter.tryAcquire()) return this.#dispatch(route, event, timeoutMs, wireSignal)
+    return limiter.acquire(sourceKey, signal).then(() => {
       // Handed a slot as the signal aborted (by a request it aborted): it goes to the next one.
       if (signal?.aborted === true) {
-        route.limiter.release()
+        limiter.release()
         throw signal.reason
       }
       return this.#dispatch(route, event, timeoutMs, wireSignal)
@@ -114,6 +172,7 @@ export class SinkClient {
     const pools = [...this.#pools.values()]
     this.#pools.clear()
     this.#routes.clear()
+    for (const origin of this.#origins.values()) origin.connector.close()
     await Promise.allSettled(pools.map(pool => pool.destroy()))
   }
 
@@ -130,22 +189,24 @@ export class SinkClient {
       deadlines = new DeadlineList(timeoutMs)
       this.#deadlines.set(timeoutMs, deadlines)
     }
-    const attempt = new Attempt(route.limiter, this.#options.errorDataLimit, deadlines, timeoutMs, wireSignal)
-    try {
-      route.pool.dispatch(
-        {
-          method: 'POST',
-          path: route.path,
-          headers: isBatch(event) ? BATCH_HEADERS : binaryHeaders(event),
-          body: isBatch(event) ? event.body : event.data,
-          headersTimeout: 0,
-          bodyTimeout: 0
-        },
-        attempt
-      )
-    } catch (error) {
-      attempt.failed(error)
+    const request: Dispatcher.DispatchOptions = {
+      method: 'POST',
+      path: route.path,
+      headers: isBatch(event) ? BATCH_HEADERS : binaryHeaders(event),
+      body: isBatch(event) ? event.body : event.data,
+      headersTimeout: 0,
+      bodyTimeout: 0
     }
+    const attempt = new Attempt(
+      route,
+      request,
+      this.#options.errorDataLimit,
+      deadlines,
+      timeoutMs,
+      this.#options.connectTimeoutMs,
+      wireSignal
+    )
+    attempt.start()
     return attempt.result
   }
 
@@ -155,10 +216,10 @@ export class SinkClient {
     if (route !== undefined) return route
     const url = new URL(endpoint.uri)
     const origin = url.origin
-    let limiter = this.#limiters.get(origin)
-    if (limiter === undefined) {
-      limiter = new FairLimiter(this.#options.maxConnectionsPerOrigin)
-      this.#limiters.set(origin, limiter)
+    let state = this.#origins.get(origin)
+    if (state === undefined) {
+      state = new Origin(origin, this.#options.maxConnectionsPerOrigin, this.#options.connections)
+      this.#origins.set(origin, state)
     }
     // One pool per origin and trust set: sources that trust different CAs never share a TLS session.
     const poolKey = endpoint.caCerts === undefined ? origin : `${origin}\n${endpoint.caCerts}`
@@ -174,11 +235,13 @@ export class SinkClient {
         connections: this.#options.maxConnectionsPerOrigin,
         pipelining: 1,
         keepAliveTimeout: this.#options.keepAliveTimeoutMs,
-        connect: policy === undefined ? connect : policy.connectorFor(origin, connect)
+        connect: state.connector.wrap(
+          policy === undefined ? buildConnector(connect) : policy.connectorFor(origin, connect)
+        )
       })
       this.#pools.set(poolKey, pool)
     }
-    route = { pool, limiter, path: `${url.pathname}${url.search}` }
+    route = { pool, origin: state, path: `${url.pathname}${url.search}` }
     this.#routes.set(routeKey, route)
     return route
   }
@@ -189,22 +252,29 @@ export class SinkClient {
  * past it the rest of the body and its connection are destroyed), settled once as an AttemptResult. It is also
  * its own entry in its timeout's deadline list (a precise native timer: undici's own timers tick about once a
  * second) and its own listener on the caller's signal, and it gives its connection slot back when it settles.
+ * A request that never left Shoal (see `neverLeft`) is dispatched again, within the same deadline.
  */
 class Attempt implements Dispatcher.DispatchHandler, AbortSubscriber, Deadline {
   readonly result: Promise<AttemptResult>
   deadlineAt = 0
   prevDeadline: Deadline | undefined
   nextDeadline: Deadline | undefined
-  readonly #limiter: FairLimiter
+  readonly started = performance.now()
+  readonly #route: Route
+  readonly #request: Dispatcher.DispatchOptions
   readonly #limit: number
   readonly #deadlines: DeadlineList
   readonly #timeoutMs: number
+  readonly #connectBudgetMs: number
   readonly #wireSignal: AbortSignal | undefined
-  readonly #started = performance.now()
   #resolve!: (result: AttemptResult) => void
+  /** When a connect first failed for this attempt (-1: none did): connects are tried again for the budget. */
+  #noConnectionSince = -1
   #controller: Dispatcher.DispatchController | undefined
   #reason: unknown
   #settled = false
+  /** This dispatch's request was handed to a socket (onRequestStart came). */
+  #written = false
   #status = 0
   #retryAfter: string | undefined
   #chunks: Buffer[] | undefined
@@ -212,22 +282,39 @@ class Attempt implements Dispatcher.DispatchHandler, AbortSubscriber, Deadline {
   #sentAt = -1
 
   constructor(
-    limiter: FairLimiter,
+    route: Route,
+    request: Dispatcher.DispatchOptions,
     limit: number,
     deadlines: DeadlineList,
     timeoutMs: number,
+    connectBudgetMs: number,
     wireSignal: AbortSignal | undefined
   ) {
-    this.#limiter = limiter
+    this.#route = route
+    this.#connectBudgetMs = connectBudgetMs
+    this.#request = request
     this.#limit = limit
     this.#deadlines = deadlines
     this.#timeoutMs = timeoutMs
     this.#wireSignal = wireSignal
     this.result = new Promise(resolve => (this.#resolve = resolve))
     deadlines.add(this)
+    route.origin.inFlight.add(this)
     if (wireSignal === undefined) return
     if (wireSignal.aborted) this.abort(wireSignal.reason)
     else subscribe(wireSignal, this)
+  }
+
+  /** Hands the request to the origin's pool (again, after one that never left). */
+  start(): void {
+    if (this.#settled) return
+    this.#controller = undefined
+    this.#written = false
+    try {
+      this.#route.pool.dispatch(this.#request, this)
+    } catch (error) {
+      this.failed(error)
+    }
   }
 
   signalAborted(): void {
@@ -240,18 +327,22 @@ class Attempt implements Dispatcher.DispatchHandler, AbortSubscriber, Deadline {
     )
   }
 
-  /** Aborts the request with `reason` (at once, or as soon as undici starts it); the attempt ends in error. */
+  /**
+   * Aborts the request with `reason`; the attempt ends in error. A request not yet written (waiting for its
+   * connection) ends at once, and undici drops it when its turn comes.
+   */
   abort(reason: unknown): void {
     if (this.#settled || this.#reason !== undefined) return
     this.#reason = reason ?? new Error('aborted')
-    this.#controller?.abort(this.#reason as Error)
+    if (this.#controller === undefined) this.failed(this.#reason)
+    else this.#controller.abort(this.#reason as Error)
   }
 
   /** Settles as an error: `error`, or the abort reason when the attempt was aborted. */
   failed(error: unknown): void {
     if (this.#settled) return
     const message = describe(this.#reason ?? error)
-    const durationMs = performance.now() - this.#started
+    const durationMs = performance.now() - this.started
     this.#settle(
       this.#sentAt < 0
         ? { kind: 'error', error: message, durationMs }
@@ -267,6 +358,7 @@ class Attempt implements Dispatcher.DispatchHandler, AbortSubscriber, Deadline {
       return
     }
     this.#controller = controller
+    this.#written = true
     this.#sentAt = performance.now()
   }
 
@@ -294,13 +386,30 @@ class Attempt implements Dispatcher.DispatchHandler, AbortSubscriber, Deadline {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    if (!this.#settled && this.#reason === undefined && this.#mayResend(error)) {
+      // Not the sink's failure: the same request goes again, on another connection (the connector paces it).
+      this.#route.origin.resent++
+      setImmediate(() => this.start())
+      return
+    }
     this.failed(error)
+  }
+
+  // A request the sink never read goes again for as long as the attempt lasts; one that found no connection, for
+  // the connect budget (a sink restarting is back within it; one that stays away fails the attempt, as Knative's).
+  #mayResend(error: Error): boolean {
+    const left = neverLeft(error, this.#written)
+    if (left === 'no') return false
+    if (left === 'not-read') return true
+    const now = performance.now()
+    if (this.#noConnectionSince < 0) this.#noConnectionSince = now
+    return now - this.#noConnectionSince < this.#connectBudgetMs
   }
 
   #respond(): void {
     const chunks = this.#chunks
     const body = chunks === undefined ? EMPTY : Buffer.concat(chunks, this.#size).subarray(0, this.#limit)
-    const durationMs = performance.now() - this.#started
+    const durationMs = performance.now() - this.started
     const retryAfter = this.#retryAfter
     // A response means the request was written: sentAt is set.
     this.#settle(
@@ -314,10 +423,32 @@ class Attempt implements Dispatcher.DispatchHandler, AbortSubscriber, Deadline {
     if (this.#settled) return
     this.#settled = true
     this.#deadlines.remove(this)
+    this.#route.origin.inFlight.delete(this)
     if (this.#wireSignal !== undefined) unsubscribe(this.#wireSignal, this)
-    this.#limiter.release()
+    this.#route.origin.limiter.release()
     this.#resolve(result)
   }
+}
+
+// Connect failures that say no connection could be had (nothing listens there yet, its backlog dropped the
+// handshake, no route for now); DNS, TLS and sink policy failures are not among them: they are the sink's answer.
+const NO_CONNECTION = new Set([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'ECONNREFUSED',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL'
+])
+
+/**
+ * Whether a failed dispatch never reached the sink: no connection could be had before the request was written,
+ * or the connection it was written into was never accepted (its bytes never acknowledged).
+ */
+function neverLeft(error: Error, written: boolean): 'not-read' | 'no-connection' | 'no' {
+  const code = (error as { code?: unknown }).code
+  if (code === ErrorCodes.SINK_NOT_ACCEPTED) return 'not-read'
+  return !written && typeof code === 'string' && NO_CONNECTION.has(code) ? 'no-connection' : 'no'
 }
 
 function header(value: string | string[] | undefined): string | undefined {

@@ -40,6 +40,8 @@ export const ErrorCodes = {
   SINK_REFUSED: 'SHOAL_SINK_REFUSED',
   /** A sink did not answer a delivery attempt within the delivery timeout; the attempt is retried. */
   SINK_TIMEOUT: 'SHOAL_SINK_TIMEOUT',
+  /** A new connection to a sink was never accepted (its accept queue dropped it); the request is sent again. */
+  SINK_NOT_ACCEPTED: 'SHOAL_SINK_NOT_ACCEPTED',
   /** A Secret was sent to a controller that has no secret key to seal it with (`--secret-key-file`, SHOAL_SECRET_KEY). */
   SECRET_KEY_MISSING: 'SHOAL_SECRET_KEY_MISSING',
   /** A call to the Shoal API failed (network or unexpected answer). */

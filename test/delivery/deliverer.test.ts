@@ -242,7 +242,9 @@ describe('Deliverer: the delivery spec', () => {
   it('an unreachable sink is retried, then dead-lettered', async () => {
     const dls = await sink(answer({ status: 200 }))
     const attempts: (number | string)[] = []
+    // A refused connect is tried again for the connect timeout before the attempt counts as failed.
     const outcome = await deliverer({
+      connectTimeoutMs: 300,
       observer: { onAttempt: a => attempts.push(a.endpoint === 'sink' ? (a.error ?? 'no error') : (a.status ?? 0)) }
     }).deliver(mapped(), target(await unreachableUrl(), { ...fast, retry: 2 }, dls.url))
     assert.equal(outcome.kind, 'dead-lettered')

@@ -8,6 +8,7 @@ Prints one line per event it accepts, `<id>\t<kafka offset extension or ->`, the
   --slow-ms N      the long wait (default 30000)
   --backlog N      the listen backlog (default: socketserver's 5)
   --close          answer with `Connection: close`
+  --stall-ms N     listen, but accept nothing for N ms first (its accept queue overflows meanwhile)
 """
 import argparse
 import sys
@@ -24,6 +25,7 @@ parser.add_argument("--slow-every", type=int, default=0)
 parser.add_argument("--slow-ms", type=float, default=30000)
 parser.add_argument("--backlog", type=int, default=0)
 parser.add_argument("--close", action="store_true")
+parser.add_argument("--stall-ms", type=float, default=0)
 args = parser.parse_args()
 
 lock = threading.Lock()
@@ -75,4 +77,6 @@ class Server(ThreadingHTTPServer):
 
 server = Server(("127.0.0.1", args.port), Handler)
 print(f"listening {server.server_address[1]}", flush=True)
+if args.stall_ms:
+    time.sleep(args.stall_ms / 1000)
 server.serve_forever()

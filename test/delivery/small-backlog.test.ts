@@ -1,0 +1,124 @@
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { homedir } from 'node:os'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { after, describe, it } from 'node:test'
+import { Deliverer } from '../../src/delivery/index.ts'
+import type { DeliveryOutcome, DeliveryTarget } from '../../src/delivery/index.ts'
+import { resolveDeliveryPolicy } from '../../src/delivery/index.ts'
+
+// Sinks that accept connections slowly or not at all for a while: Python's standard-library server (listen
+// backlog 5) under a burst from several dispatchers, one whose accept queue overflows while it stalls, one that
+// restarts. Each request here may be tried once (retry: 0) within a 60 s timeout: a request held by a connection
+// the sink never accepted (about two minutes on Linux), or one that fails because the sink was not listening for
+// a moment, is an event dropped, and the test sees it.
+
+const children: ChildProcess[] = []
+const deliverers: Deliverer[] = []
+after(async () => {
+  await Promise.all(deliverers.map(d => d.close()))
+  for (const child of children) child.kill('SIGKILL')
+})
+
+interface PythonSink {
+  readonly url: string
+  /** Event ids in the order the sink answered them. */
+  readonly received: string[]
+}
+
+const PYTHONPATH = join(process.env.SHOAL_CACHE_DIR ?? join(homedir(), '.cache', 'shoal'), 'python')
+
+async function pythonSink(...args: string[]): Promise<PythonSink> {
+  const child = spawn('python3', ['test/sinks/python_sink.py', ...args], {
+    env: { ...process.env, PYTHONPATH },
+    stdio: ['ignore', 'pipe', 'inherit']
+  })
+  children.push(child)
+  const received: string[] = []
+  const lines = createInterface({ input: child.stdout })
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('exit', code => reject(new Error(`python sink exited (${code}) before listening`)))
+    lines.on('line', line => {
+      if (line.startsWith('listening ')) resolve(Number(line.slice('listening '.length)))
+      else received.push(line.split('\t')[0]!)
+    })
+  })
+  return { url: `http://127.0.0.1:${port}/`, received }
+}
+
+function target(url: string, sourceKey: string): DeliveryTarget {
+  return { sourceKey, sink: { uri: url }, policy: resolveDeliveryPolicy({ retry: 0, timeout: 'PT60S' }) }
+}
+
+function event(id: string) {
+  return {
+    attributes: { specversion: '1.0' as const, id, source: '/test/small-backlog', type: 'dev.shoal.test' },
+    extensions: {},
+    data: Buffer.from('{}')
+  }
+}
+
+async function burst(deliverer: Deliverer, url: string, prefix: string, count: number): Promise<DeliveryOutcome[]> {
+  const t = target(url, `KafkaSource/test/${prefix}`)
+  return Promise.all(Array.from({ length: count }, (_, i) => deliverer.deliver(event(`${prefix}-${i}`), t)))
+}
+
+function undelivered(outcomes: readonly DeliveryOutcome[]): string[] {
+  return outcomes.filter(o => o.kind !== 'delivered').map(o => JSON.stringify(o))
+}
+
+describe('sinks with a small accept backlog', () => {
+  it('a burst from three dispatchers to a Python http.server sink (backlog 5): every event delivered on its one try', async () => {
+    const sink = await pythonSink('--delay-ms', '10')
+    const three = [new Deliverer(), new Deliverer(), new Deliverer()]
+    deliverers.push(...three)
+    const outcomes = (await Promise.all(three.map((d, i) => burst(d, sink.url, `d${i}`, 600)))).flat()
+    assert.deepEqual(undelivered(outcomes), [])
+    assert.equal(new Set(sink.received).size, 1_800)
+  })
+
+  it('connections dropped by an overflowing accept queue are found and their requests sent again, counted', async () => {
+    // Listening with a backlog of 1 and accepting nothing for 3 s: the handshakes past the queue are dropped.
+    const sink = await pythonSink('--backlog', '1', '--stall-ms', '3000')
+    const deliverer = new Deliverer()
+    deliverers.push(deliverer)
+    // Connections proven on a first small burst grow the window, so the second opens more than the queue holds.
+    const outcomes = await burst(deliverer, sink.url, 'stall', 64)
+    assert.deepEqual(undelivered(outcomes), [])
+    assert.equal(new Set(sink.received).size, 64)
+    const [figures] = deliverer.sinks()
+    assert.equal(figures?.inFlight, 0)
+    assert.ok((figures?.resent ?? 0) >= (figures?.notAccepted ?? 0), JSON.stringify(figures))
+  })
+
+  it('a sink that is not listening for a moment (a restart) gets its events without a retry used', async () => {
+    const server = createServer((request, response) => {
+      request.resume()
+      request.on('end', () => response.writeHead(202).end())
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const { port } = server.address() as AddressInfo
+    server.close()
+    await once(server, 'close')
+    const deliverer = new Deliverer()
+    deliverers.push(deliverer)
+    const sent = burst(deliverer, `http://127.0.0.1:${port}/`, 'restart', 20)
+    // Back after a second and a half, on the same port.
+    await new Promise(resolve => setTimeout(resolve, 1_500))
+    server.listen(port, '127.0.0.1')
+    await once(server, 'listening')
+    try {
+      assert.deepEqual(undelivered(await sent), [])
+      assert.ok((deliverer.sinks()[0]?.resent ?? 0) >= 1)
+    } finally {
+      server.closeAllConnections()
+      server.close()
+    }
+  })
+})
