@@ -23,6 +23,7 @@ export interface ConnectWindowOptions {
 
 export const CONNECT_WINDOW_DEFAULTS: ConnectWindowOptions = Object.freeze({
   initial: 2,
+  // The SinkClient sets it to the origin's connection cap.
   max: 32,
   minPauseMs: 100,
   maxPauseMs: 2_000

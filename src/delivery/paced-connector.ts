@@ -166,7 +166,8 @@ export class PacedConnector {
       }
       const watched: Watched = { socket, openedAt, unacked: 0, unackedSince: performance.now() }
       socket.once('close', () => {
-        if (this.#unwatch(watched)) this.#settle('closed')
+        // Closed unproven: proven all the same if an answer came (a sink that closes after each answer).
+        if (this.#unwatch(watched)) this.#settle(socket.bytesRead > 0 ? provenAfter(openedAt) : 'closed')
         else if (provenSockets.has(socket)) {
           provenSockets.delete(socket)
           this.#proven--

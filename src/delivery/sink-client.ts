@@ -9,6 +9,7 @@ import type { Deadline } from './deadline-list.ts'
 import type { CloudEvent } from './cloud-event.ts'
 import type { SinkEndpoint } from './delivery-policy.ts'
 import { FairLimiter } from './fair-limiter.ts'
+import { CONNECT_WINDOW_DEFAULTS } from './connect-window.ts'
 import { PacedConnector } from './paced-connector.ts'
 import type { OriginConnectionFigures, PacedConnectorOptions } from './paced-connector.ts'
 import type { SinkPolicy } from './sink-policy.ts'
@@ -77,7 +78,10 @@ class Origin {
     this.limiter = limiter
     // Requests go to the pools only as fast as connections can carry them: the rest wait here, fairly, and take
     // whichever connection frees first (see PacedConnector.usable).
-    this.connector = new PacedConnector(connections, usable => limiter.setLimit(usable))
+    this.connector = new PacedConnector(
+      { window: { ...CONNECT_WINDOW_DEFAULTS, max: capacity }, ...connections },
+      usable => limiter.setLimit(usable)
+    )
     limiter.setLimit(this.connector.usable)
   }
 
@@ -270,6 +274,8 @@ class Attempt implements Dispatcher.DispatchHandler, AbortSubscriber, Deadline {
   #resolve!: (result: AttemptResult) => void
   /** When a connect first failed for this attempt (-1: none did): connects are tried again for the budget. */
   #noConnectionSince = -1
+  /** Times a connection was cut under this request before any answer and it went again. */
+  #cutResent = 0
   #controller: Dispatcher.DispatchController | undefined
   #reason: unknown
   #settled = false
@@ -398,9 +404,16 @@ class Attempt implements Dispatcher.DispatchHandler, AbortSubscriber, Deadline {
   // A request the sink never read goes again for as long as the attempt lasts; one that found no connection, for
   // the connect budget (a sink restarting is back within it; one that stays away fails the attempt, as Knative's).
   #mayResend(error: Error): boolean {
-    const left = neverLeft(error, this.#written)
+    const left = neverLeft(error, this.#written, this.#status !== 0)
     if (left === 'no') return false
     if (left === 'not-read') return true
+    if (left === 'cut') {
+      // A keep-alive connection the sink closed as the request went out: a few times per attempt, so a sink
+      // that crashes on a request still fails it.
+      if (this.#cutResent >= MAX_CUT_RESENDS) return false
+      this.#cutResent++
+      return true
+    }
     const now = performance.now()
     if (this.#noConnectionSince < 0) this.#noConnectionSince = now
     return now - this.#noConnectionSince < this.#connectBudgetMs
@@ -441,14 +454,24 @@ const NO_CONNECTION = new Set([
   'EADDRNOTAVAIL'
 ])
 
+/** Sends again of one attempt's request after its connection was cut before any answer. */
+const MAX_CUT_RESENDS = 3
+
+// The connection closed under a written request: the sink closed a keep-alive connection (idle, or after its
+// N-th request) as the request went out on it.
+const CUT = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET'])
+
 /**
- * Whether a failed dispatch never reached the sink: no connection could be had before the request was written,
- * or the connection it was written into was never accepted (its bytes never acknowledged).
+ * Whether a failed dispatch never reached the sink: no connection could be had before the request was written
+ * ('no-connection'), the connection it was written into was never accepted ('not-read'), or the connection was
+ * cut before any answer ('cut': most likely a keep-alive connection the sink had just closed).
  */
-function neverLeft(error: Error, written: boolean): 'not-read' | 'no-connection' | 'no' {
+function neverLeft(error: Error, written: boolean, answered: boolean): 'not-read' | 'no-connection' | 'cut' | 'no' {
   const code = (error as { code?: unknown }).code
   if (code === ErrorCodes.SINK_NOT_ACCEPTED) return 'not-read'
-  return !written && typeof code === 'string' && NO_CONNECTION.has(code) ? 'no-connection' : 'no'
+  if (typeof code !== 'string') return 'no'
+  if (!written) return NO_CONNECTION.has(code) ? 'no-connection' : 'no'
+  return !answered && CUT.has(code) ? 'cut' : 'no'
 }
 
 function header(value: string | string[] | undefined): string | undefined {

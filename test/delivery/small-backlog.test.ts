@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { AddressInfo, Socket } from 'node:net'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -71,6 +71,45 @@ async function burst(deliverer: Deliverer, url: string, prefix: string, count: n
 function undelivered(outcomes: readonly DeliveryOutcome[]): string[] {
   return outcomes.filter(o => o.kind !== 'delivered').map(o => JSON.stringify(o))
 }
+
+describe('sinks that close connections early', () => {
+  it('a sink that drops each keep-alive connection after its third answer: every event delivered on its one try', async () => {
+    const answered = new Map<Socket, number>()
+    const server = createServer((request, response) => {
+      request.resume()
+      request.on('end', () => {
+        const count = (answered.get(request.socket) ?? 0) + 1
+        answered.set(request.socket, count)
+        // No `Connection: close`: the connection just goes, as a sink's idle or per-connection limit does it.
+        response.writeHead(202, { 'content-length': '0' }).end(() => {
+          // A moment later: the client may have written its next request into it by then.
+          if (count % 3 === 0) setTimeout(() => request.socket.destroy(), 2)
+        })
+      })
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const { port } = server.address() as AddressInfo
+    const deliverer = new Deliverer({ maxConnectionsPerOrigin: 8 })
+    deliverers.push(deliverer)
+    try {
+      // Eight workers, each sending its next event as soon as the last is answered: requests keep going out on
+      // connections the sink is closing.
+      const t = target(`http://127.0.0.1:${port}/`, 'KafkaSource/test/cut')
+      const outcomes: DeliveryOutcome[] = []
+      let next = 0
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          while (next < 1_200) outcomes.push(await deliverer.deliver(event(`cut-${next++}`), t))
+        })
+      )
+      assert.deepEqual(undelivered(outcomes), [])
+    } finally {
+      server.closeAllConnections()
+      server.close()
+    }
+  })
+})
 
 describe('sinks with a small accept backlog', () => {
   it('a burst from three dispatchers to a Python http.server sink (backlog 5): every event delivered on its one try', async () => {
