@@ -2,7 +2,7 @@ import { pause } from './abort-fanout.ts'
 import { MAX_TIMER_MS, backoffDelay } from './backoff.ts'
 import type { CloudEvent } from './cloud-event.ts'
 import { deadLetterEvent } from './dead-letter.ts'
-import { eventBatch, isBatch } from './event-batch.ts'
+import { isBatch } from './event-batch.ts'
 import type { EventBatch } from './event-batch.ts'
 import type { DeliveryFailure } from './dead-letter.ts'
 import { ERROR_DATA_LIMIT } from './dead-letter.ts'
@@ -239,9 +239,33 @@ export class Deliverer {
         deadLetterAttempts: 0
       }
     }
-    const letter = isBatch(event)
-      ? eventBatch(event.events.map(e => deadLetterEvent(e, failure)))
-      : deadLetterEvent(event, failure)
+    if (!isBatch(event)) {
+      return this.#letter(deadLetterEvent(event, failure), target, dls, reason, attempts, sinkStatus, stop)
+    }
+    // A batch goes to the dead letter sink one event at a time, in order, in binary mode: a dead letter sink need
+    // not speak batched mode (one that refuses it would otherwise hold the batch, and its partition, for good).
+    let last: LetterOutcome | undefined
+    let deadLetterAttempts = 0
+    for (const one of event.events) {
+      last = await this.#letter(deadLetterEvent(one, failure), target, dls, reason, attempts, sinkStatus, stop)
+      deadLetterAttempts += last.deadLetterAttempts
+      // Aborted: the whole batch comes again later (the events before may reach the dead letter sink twice).
+      // Dropped: past the dead letter attempt limit, the batch is given up as one.
+      if (last.kind !== 'dead-lettered') break
+    }
+    return last === undefined ? { kind: 'aborted', attempts, deadLetterAttempts } : { ...last, deadLetterAttempts }
+  }
+
+  // One event to the dead letter sink, tried until it takes it (or the dead letter attempt limit).
+  async #letter(
+    letter: CloudEvent,
+    target: DeliveryTarget,
+    dls: SinkEndpoint,
+    reason: string,
+    attempts: number,
+    sinkStatus: { sinkStatus?: number },
+    stop: Stop
+  ): Promise<LetterOutcome> {
     let tries = 0
     for (;;) {
       const result = await this.#attempt(
@@ -419,6 +443,9 @@ function failureOf(target: DeliveryTarget, result: AttemptResult): DeliveryFailu
   // Knative puts "dispatch error: …" in knativeerrordata when there was no response.
   return { destination: target.sink.uri, data: Buffer.from(`dispatch error: ${result.error}`) }
 }
+
+/** How a dead letter ends: every outcome but delivered to the sink. */
+type LetterOutcome = Exclude<DeliveryOutcome, { readonly kind: 'delivered' }>
 
 /** What ends a delivery early: `signal` sends nothing more, `wireSignal` also cuts the request on the wire. */
 interface Stop {

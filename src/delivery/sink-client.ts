@@ -79,7 +79,14 @@ class Origin {
     // Requests go to the pools only as fast as connections can carry them: the rest wait here, fairly, and take
     // whichever connection frees first (see PacedConnector.usable).
     this.connector = new PacedConnector(
-      { window: { ...CONNECT_WINDOW_DEFAULTS, max: capacity }, ...connections },
+      {
+        window: {
+          ...CONNECT_WINDOW_DEFAULTS,
+          initial: Math.min(CONNECT_WINDOW_DEFAULTS.initial, capacity),
+          max: capacity
+        },
+        ...connections
+      },
       usable => limiter.setLimit(usable)
     )
     limiter.setLimit(this.connector.usable)

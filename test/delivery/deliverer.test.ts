@@ -13,7 +13,13 @@ import type {
   AttemptInfo,
   RetryInfo
 } from '../../src/delivery/index.ts'
-import { Deliverer, DeliveryCounters, resolveDeliveryPolicy } from '../../src/delivery/index.ts'
+import {
+  BATCH_CONTENT_TYPE,
+  Deliverer,
+  DeliveryCounters,
+  eventBatch,
+  resolveDeliveryPolicy
+} from '../../src/delivery/index.ts'
 import { recordToEvent } from '../../src/kafka-source/index.ts'
 import type { KafkaRecord } from '../../src/kafka-source/index.ts'
 import type { DeliverySpec } from '../../src/api/index.ts'
@@ -237,6 +243,22 @@ describe('Deliverer: the delivery spec', () => {
     assert.equal(letter?.headers['ce-knativeerrordest'], s.url)
     assert.equal(Buffer.from(String(letter?.headers['ce-knativeerrordata']), 'base64').toString(), 'bad order')
     assert.deepEqual(letter?.body, Buffer.from('{"n":1}'))
+  })
+
+  it('a batch is dead-lettered event by event, so a dead letter sink that refuses batched mode still takes it', async () => {
+    const s = await sink(answer({ status: 400 }))
+    // The dead letter sink refuses batched mode (415), as most CloudEvents receivers do, and takes binary events.
+    const dls = await sink(request => ({ status: request.headers['content-type'] === BATCH_CONTENT_TYPE ? 415 : 202 }))
+    const events = [mapped({ offset: 7n }), mapped({ offset: 8n }), mapped({ offset: 9n })]
+    const outcome = await deliverer({ maxDeadLetterAttempts: 5 }).deliver(
+      eventBatch(events),
+      target(s.url, fast, dls.url)
+    )
+    assert.equal(outcome.kind, 'dead-lettered')
+    assert.deepEqual(
+      dls.received.map(r => [r.headers['ce-id'], r.headers['ce-knativeerrorcode']]),
+      [7, 8, 9].map(o => [`partition:1/offset:${o}`, '400'])
+    )
   })
 
   it('an unreachable sink is retried, then dead-lettered', async () => {
