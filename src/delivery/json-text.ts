@@ -6,9 +6,11 @@ const OBJECT = 1
 const ARRAY = 2
 
 /**
- * Whether `bytes` are one JSON text with optional whitespace around it. For valid UTF-8 this is exactly whether
- * `JSON.parse` accepts their decoding (bytes past ASCII are allowed only inside strings, as there); callers check
- * UTF-8 themselves.
+ * Whether `bytes` are one JSON text with optional whitespace around it that every conforming parser reads the
+ * same: what `JSON.parse` accepts (bytes past ASCII are allowed only inside strings, as there; callers check
+ * UTF-8 themselves), less what I-JSON (RFC 7493 §2.1, §2.2) rules out and strict parsers (Go's encoding/json,
+ * Jackson, serde_json) refuse: an escaped surrogate that is not half of a pair (`"\ud800"`), and a number past
+ * what a double holds (`1e400`). Duplicate member names, which I-JSON also rules out, are not looked for.
  */
 export function isJsonText(bytes: Uint8Array): boolean {
   const open: number[] = []
@@ -114,9 +116,17 @@ function string(bytes: Uint8Array, i: number): number {
     if (byte !== 0x5c) continue
     const escape = bytes[++i] as number
     if (escape === 0x75) {
-      if (HEX[bytes[i + 1] as number] !== 1 || HEX[bytes[i + 2] as number] !== 1) return -1
-      if (HEX[bytes[i + 3] as number] !== 1 || HEX[bytes[i + 4] as number] !== 1) return -1
+      const unit = hex4(bytes, i + 1)
+      if (unit < 0) return -1
       i += 4
+      // A surrogate must be the high half of a pair whose low half is escaped right after it.
+      if (unit >= 0xdc00 && unit <= 0xdfff) return -1
+      if (unit >= 0xd800 && unit <= 0xdbff) {
+        if (bytes[i + 1] !== 0x5c || bytes[i + 2] !== 0x75) return -1
+        const low = hex4(bytes, i + 3)
+        if (low < 0xdc00 || low > 0xdfff) return -1
+        i += 6
+      }
     } else if (ESCAPED[escape] !== 1) {
       return -1
     }
@@ -124,8 +134,21 @@ function string(bytes: Uint8Array, i: number): number {
   return -1
 }
 
-// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?` at `i`: the index past it, or -1.
+// The four hex digits at `i` as a UTF-16 code unit, or -1.
+function hex4(bytes: Uint8Array, i: number): number {
+  let unit = 0
+  for (let k = 0; k < 4; k++) {
+    const byte = bytes[i + k] as number
+    if (HEX[byte] !== 1) return -1
+    unit = unit * 16 + (byte <= 0x39 ? byte - 0x30 : (byte | 0x20) - 0x57)
+  }
+  return unit
+}
+
+// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?` at `i`, within a double's range: the index past it, or
+// -1. Only a number with an exponent or over 300 digits can pass the range, and only those are converted.
 function number(bytes: Uint8Array, i: number): number {
+  const start = i
   if (bytes[i] === 0x2d) i++
   if (bytes[i] === 0x30) i++
   else if (isDigit(bytes[i])) i = digits(bytes, i)
@@ -134,12 +157,19 @@ function number(bytes: Uint8Array, i: number): number {
     if (!isDigit(bytes[i + 1])) return -1
     i = digits(bytes, i + 1)
   }
+  let exponent = false
   if (bytes[i] === 0x65 || bytes[i] === 0x45) {
+    exponent = true
     i++
     if (bytes[i] === 0x2b || bytes[i] === 0x2d) i++
     if (!isDigit(bytes[i])) return -1
     i = digits(bytes, i)
   }
+  if (
+    (exponent || i - start > 300) &&
+    !Number.isFinite(Number(Buffer.from(bytes.subarray(start, i)).toString('latin1')))
+  )
+    return -1
   return i
 }
 

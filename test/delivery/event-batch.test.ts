@@ -32,6 +32,20 @@ function event(id: string, data: string | Buffer, datacontenttype?: string): Clo
 }
 
 describe('the JSON event format of a batched event', () => {
+  it('data that JSON.parse takes but strict parsers refuse goes as data_base64, and its neighbours as JSON', () => {
+    const values = ['{"a":1}', '{"name":"\\ud800"}', '[1e400]', '{"ok":"\\ud83d\\ude00"}']
+    const batch = eventBatch(values.map((v, i) => event(`e${i}`, v, 'application/json')))
+    const parsed = JSON.parse(batch.body.toString()) as Array<Record<string, unknown>>
+    assert.deepEqual(
+      parsed.map(e => ('data' in e ? 'data' : 'data_base64')),
+      ['data', 'data_base64', 'data_base64', 'data']
+    )
+    assert.equal(Buffer.from(String(parsed[1]!['data_base64']), 'base64').toString(), values[1])
+    // The body as a whole is what a strict parser takes: no lone surrogate, no number past a double.
+    assert.ok(wellFormed(batch.body.toString()))
+    assert.doesNotMatch(batch.body.toString(), /1e400|\\ud800"/)
+  })
+
   it('JSON data is the data value itself, byte for byte', () => {
     const json = structuredJson(event('1', '{"n": 1}', 'application/json'))
     assert.ok(json.endsWith(',"data":{"n": 1}}'), json)
@@ -132,3 +146,8 @@ describe('Deliverer with a batch', () => {
     }
   })
 })
+
+// String.prototype.isWellFormed (ES2024; the project types ES2023): no lone surrogate.
+function wellFormed(text: string): boolean {
+  return (text as unknown as { isWellFormed(): boolean }).isWellFormed()
+}

@@ -4,11 +4,26 @@ import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import { isJsonText } from '../../src/delivery/json-text.ts'
 
-// The truth: what JSON.parse accepts of the bytes decoded as UTF-8 (as the batch encoder did before).
+// The truth: what JSON.parse accepts of the bytes decoded as UTF-8, less what strict parsers refuse (I-JSON): a
+// number that is no double (JSON.parse makes it Infinity) and a string, name or value, that is not well-formed
+// UTF-16 (a lone surrogate escape).
 function parses(bytes: Buffer): boolean {
   if (!isUtf8(bytes)) return false
   try {
-    JSON.parse(bytes.toString('utf8'))
+    // Walked without recursion: the texts go 100,000 deep.
+    const stack: unknown[] = [JSON.parse(bytes.toString('utf8'))]
+    while (stack.length > 0) {
+      const value = stack.pop()
+      if (typeof value === 'number' && !Number.isFinite(value)) return false
+      if (typeof value === 'string' && !wellFormed(value)) return false
+      if (Array.isArray(value)) stack.push(...(value as unknown[]))
+      else if (typeof value === 'object' && value !== null) {
+        for (const [key, member] of Object.entries(value)) {
+          if (!wellFormed(key)) return false
+          stack.push(member)
+        }
+      }
+    }
     return true
   } catch {
     return false
@@ -25,7 +40,15 @@ const jsonText = fc
   .map(([value, indent, before, after]) => before + JSON.stringify(value, null, indent) + after)
 
 // One edit of a text: a byte removed, replaced or inserted from an alphabet of JSON's own characters.
-const alphabet = fc.constantFrom(...'{}[]":,\\/ -+.0123456789eEtrufalsn\u0000\t\n\u001fxé'.split(''))
+const alphabet = fc.constantFrom(
+  ...'{}[]":,\\/ -+.0123456789eEtrufalsn\u0000\t\n\u001fxé'.split(''),
+  '\\ud800',
+  '\\udc00',
+  '\\uDBFF\\uDFFF',
+  'e400',
+  'E-400',
+  '1'.repeat(320)
+)
 const edited = fc
   .tuple(jsonText, fc.nat(), fc.constantFrom('remove', 'replace', 'insert'), alphabet)
   .map(([text, at, edit, char]) => {
@@ -35,7 +58,7 @@ const edited = fc
     return text.slice(0, i) + char + text.slice(i)
   })
 
-describe('isJsonText: exactly what JSON.parse accepts', () => {
+describe('isJsonText: exactly what JSON.parse accepts, less what strict parsers refuse', () => {
   it('JSON texts, with whitespace anywhere JSON allows it', () => {
     fc.assert(
       fc.property(jsonText, text => {
@@ -90,6 +113,17 @@ describe('isJsonText: exactly what JSON.parse accepts', () => {
       '"\\/"',
       '"a\tb"',
       '"\\ud800"',
+      '"\\ud800x"',
+      '"\\ud800\\u0041"',
+      '"\\udc00"',
+      '"\\ud83d\\ude00"',
+      '"\\uD83D\\uDE00"',
+      '"\\ud83d\\ude00\\udc00"',
+      '{"\\ud800":1}',
+      '-1e400',
+      '1e-400',
+      '1.7976931348623157e308',
+      '1.8e308',
       '"é"',
       '{"a":1,}',
       '[1,]',
@@ -121,3 +155,8 @@ describe('isJsonText: exactly what JSON.parse accepts', () => {
     agree(Buffer.from('['.repeat(depth) + ']'.repeat(depth - 1)))
   })
 })
+
+// String.prototype.isWellFormed (ES2024; the project types ES2023): no lone surrogate.
+function wellFormed(text: string): boolean {
+  return (text as unknown as { isWellFormed(): boolean }).isWellFormed()
+}
