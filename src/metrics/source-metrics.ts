@@ -132,8 +132,8 @@ export class SourceMetrics implements DeliveryObserver, SourceObserver {
       registers
     })
     this.#lag = new Gauge({
-      name: 'shoal_source_lag',
-      help: 'Records not handled yet over the partitions this dispatcher owns: last stable offset minus committable offset.',
+      name: 'shoal_source_owned_lag',
+      help: 'Records not handled yet over the partitions this dispatcher owns: last stable offset minus committable offset (the consumer group lag is the controller’s shoal_source_lag).',
       labelNames,
       registers
     })

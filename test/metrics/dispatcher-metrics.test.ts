@@ -123,7 +123,9 @@ describe('a dispatcher’s /metrics against the real broker', () => {
         async () => {
           const m = await scrape()
           const partitions = samplesOf(m, 'shoal_source_partition_lag').filter(s => s.labels['source'] === good.source)
-          return valueOf(m, 'shoal_source_lag', good) === 0 &&
+          return valueOf(m, 'shoal_source_owned_lag', good) === 0 &&
+            // One name, one meaning: the group's lag is the controller's, under its own name.
+            samplesOf(m, 'shoal_source_lag').length === 0 &&
             partitions.length > 0 &&
             partitions.every(s => s.labels['topic'] === topic && s.value === 0)
             ? true

@@ -125,9 +125,9 @@ describe('DispatcherMetrics', () => {
     ])
     metrics.track({ status: () => [...lags].map(([source, partitions]) => ({ source, inFlight: 0, partitions })) })
     let m = parseExposition(await metrics.metrics())
-    assert.equal(valueOf(m, 'shoal_source_lag', { source: 'default/a' }), 12)
+    assert.equal(valueOf(m, 'shoal_source_owned_lag', { source: 'default/a' }), 12)
     assert.equal(valueOf(m, 'shoal_source_partition_lag', { source: 'default/a', topic: 'orders', partition: '3' }), 7)
-    assert.equal(valueOf(m, 'shoal_source_lag', { source: '_other' }), 11)
+    assert.equal(valueOf(m, 'shoal_source_owned_lag', { source: '_other' }), 11)
     assert.deepEqual(
       samplesOf(m, 'shoal_source_partition_lag').map(s => s.labels['source']),
       ['default/a', 'default/a'],
@@ -136,7 +136,7 @@ describe('DispatcherMetrics', () => {
     // A partition that moved to another dispatcher leaves no stale series.
     lags.set(A, [{ topic: 'orders', partition: 0, lag: 0 }])
     m = parseExposition(await metrics.metrics())
-    assert.equal(valueOf(m, 'shoal_source_lag', { source: 'default/a' }), 0)
+    assert.equal(valueOf(m, 'shoal_source_owned_lag', { source: 'default/a' }), 0)
     assert.equal(samplesOf(m, 'shoal_source_partition_lag').length, 1)
   })
 
