@@ -3,6 +3,9 @@
 const connection = `Connection flags:
   -s, --server URL            the Shoal API (default: $SHOAL_SERVER, else http://127.0.0.1:8080)
       --request-timeout DUR   give up on a request after DUR (30s, 2m, 500ms; 0 = never; default 30s)
+      --token TOKEN           the bearer token of a multi-tenant API (default: $SHOAL_TOKEN)
+      --certificate-authority FILE
+                              a PEM CA to trust besides the system's, for an https --server (default: $SHOAL_CA)
   -h, --help                  show this help`
 
 export const usage = {
@@ -37,6 +40,8 @@ Other:
 
 Resource types: kafkasources (ks), pingsources (ps), dispatchers (disp), all; 'shoal get controllers' too.
 Run 'shoal COMMAND --help' for a command's flags.
+
+${connection}
 `,
   apply: `Create or update resources from manifests (kubectl apply semantics: the last applier wins).
 

@@ -9,6 +9,7 @@ import { loadSecretKey } from '../secrets/index.ts'
 import { startController } from './controller.ts'
 import type { ControllerOptions } from './controller.ts'
 import { createLogger } from '../log/index.ts'
+import { checkLivenessTimeout } from '../dispatcher/index.ts'
 
 const usage = `usage: shoal controller --kafka HOST:PORT[,HOST:PORT…] [--port 8080] [--host 127.0.0.1]
                         [--prefix shoal] [--buckets 16] [--id NAME] [--service-url-template URL]
@@ -142,6 +143,12 @@ function timeoutsOf(values: Flags): { livenessTimeoutMs?: number; sessionTimeout
     livenessTimeoutMs = parseDuration(values['liveness-timeout'])
     if (livenessTimeoutMs === undefined)
       throw usageError(notADuration('--liveness-timeout', values['liveness-timeout']))
+    // The range the dispatchers hold to: the controller declares them dead after it, so both must agree.
+    try {
+      checkLivenessTimeout(livenessTimeoutMs)
+    } catch (error) {
+      throw usageError(`--liveness-timeout: ${(error as Error).message}`)
+    }
   }
   let sessionTimeoutMs: number | undefined
   if (values['session-timeout'] !== undefined) {

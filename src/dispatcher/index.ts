@@ -12,6 +12,7 @@ export {
   DEFAULT_LIVENESS_TIMEOUT_MS,
   MAX_LIVENESS_TIMEOUT_MS,
   MIN_LIVENESS_TIMEOUT_MS,
+  checkLivenessTimeout,
   fenceAfterOf,
   heartbeatIntervalOf
 } from './liveness.ts'

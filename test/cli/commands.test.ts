@@ -215,6 +215,10 @@ test('help lists every command; unknown commands exit 2; flags may precede the c
   for (const command of ['up', 'controller', 'kafka', 'apply', 'get', 'describe', 'delete', 'version', 'help']) {
     assert.match(help.stdout, new RegExp(`^  ${command}\\s`, 'm'), command)
   }
+  // The connection flags every API command takes, with the multi-tenant ones.
+  for (const flag of ['-s, --server', '--request-timeout', '--token', '--certificate-authority']) {
+    assert.ok(help.stdout.includes(flag), flag)
+  }
   assert.equal((await run(['help', 'get'])).stdout.startsWith('List resources'), true)
   assert.equal((await run(['get', '--help'])).code, 0)
   const unknown = await run(['frobnicate'])

@@ -24,6 +24,14 @@ describe('shoal controller flags', () => {
     }
   })
 
+  it('refuses a --liveness-timeout outside what dispatchers take, naming the flag and its bounds', async () => {
+    for (const value of ['100ms', '1h']) {
+      const { code, stderr } = await controller('--liveness-timeout', value)
+      assert.equal(code, 2, stderr)
+      assert.match(stderr, /--liveness-timeout: the liveness timeout must be from \S+ s to \S+ s/)
+    }
+  })
+
   it('refuses bad pool flags', async () => {
     const bounds = await controller('--dispatchers', '5..2')
     assert.equal(bounds.code, 2)
