@@ -77,7 +77,9 @@ export async function runApply(args: readonly string[], io: CliIo): Promise<numb
 /**
  * Creates the object, or replaces the live one's spec, labels and annotations with the manifest's (the last
  * applier wins, as with kubectl apply). The replacement is a compare-and-set on the resourceVersion just
- * read, retried on conflict, so "unchanged" is decided against the very version that was replaced. The
+ * read, retried on conflict, so "unchanged" is decided against the very version that was replaced — unless the
+ * manifest names a `metadata.resourceVersion` itself: then that is the precondition, and a live object at
+ * another version is a conflict reported as it is (as kubectl does), never overwritten. The
  * outcome is "unchanged" when nothing a user applies differs — including when the only difference was
  * defaults the server fills in, which the server's answer to the update reveals.
  */
@@ -96,6 +98,8 @@ export async function applyObject(
         ? `error: ${statusText(status)}`
         : `Error from server (${status.reason}): error when applying ${kind.kind} ${namespace}/${name ?? ''} from ${source}: ${statusText(status)}`
   })
+  // A version the manifest names is the user's precondition.
+  const pinned = resourceVersionOf(body)
   for (let attempt = 0; attempt < maxAttempts; attempt++) {
     const created = await client.create(kind, namespace, body)
     if (created.ok) return { kind: 'created', name: nameOf(created.body) ?? name ?? '' }
@@ -107,7 +111,7 @@ export async function applyObject(
       return failure(live.status)
     }
     if (sameDesiredState(withDefaults(body), live.body)) return { kind: 'unchanged', name }
-    const resourceVersion = resourceVersionOf(live.body)
+    const resourceVersion = pinned ?? resourceVersionOf(live.body)
     const metadata = {
       ...(isObject(body['metadata']) ? body['metadata'] : {}),
       ...(resourceVersion === undefined ? {} : { resourceVersion })
@@ -116,6 +120,7 @@ export async function applyObject(
     if (replaced.ok) {
       return { kind: sameDesiredState(replaced.body, live.body) ? 'unchanged' : 'configured', name }
     }
+    if (pinned !== undefined) return failure(replaced.status)
     if (replaced.status.reason !== 'Conflict' && replaced.status.reason !== 'NotFound') return failure(replaced.status)
   }
   return {

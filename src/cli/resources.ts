@@ -101,12 +101,13 @@ const serverSetMetadata = [
 
 /**
  * The body `apply` sends for a manifest: the manifest without status and without the metadata the server
- * sets, so the output of `shoal get -o yaml` can be applied back unchanged.
+ * sets, so the output of `shoal get -o yaml` can be applied back unchanged — except `resourceVersion`, which
+ * `apply` keeps as its precondition (an object changed since it was read is a conflict, as with kubectl).
  */
 export function desiredStateOf(manifest: JsonObject, namespace: string): JsonObject {
   const { status: _status, ...rest } = manifest
   const metadata: JsonObject = isObject(manifest['metadata']) ? { ...manifest['metadata'] } : {}
-  for (const key of serverSetMetadata) delete metadata[key]
+  for (const key of serverSetMetadata) if (key !== 'resourceVersion') delete metadata[key]
   metadata['namespace'] = namespace
   return { ...rest, metadata }
 }

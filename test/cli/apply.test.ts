@@ -102,6 +102,26 @@ test('the update is a compare-and-set on the version just read, retried on confl
   assert.deepEqual((api.objects.get('KafkaSource/default/b')?.spec as { topics: unknown }).topics, ['payments'])
 })
 
+test('a manifest naming a stale resourceVersion is refused with a conflict, and the live object is kept', async () => {
+  const path = await file('rv.yaml', kafkaManifest('rv'))
+  await run(['apply', '-f', path])
+  const first = String(api.objects.get('KafkaSource/default/rv')?.metadata['resourceVersion'])
+  // Someone else changes it: the version moves on.
+  await writeFile(path, kafkaManifest('rv').replace('orders', 'payments'))
+  assert.equal((await run(['apply', '-f', path])).stdout, 'kafkasource.sources.knative.dev/rv configured\n')
+  const second = String(api.objects.get('KafkaSource/default/rv')?.metadata['resourceVersion'])
+  assert.notEqual(second, first)
+  // A manifest read at the first version, applied now: a conflict, not a silent overwrite.
+  await writeFile(path, kafkaManifest('rv', `\n  resourceVersion: "${first}"`).replace('orders', 'refunds'))
+  const stale = await run(['apply', '-f', path])
+  assert.equal(stale.code, 1)
+  assert.match(stale.stderr, /Error from server \(Conflict\)/)
+  assert.deepEqual((api.objects.get('KafkaSource/default/rv')?.spec as { topics: unknown }).topics, ['payments'])
+  // At the current version it applies.
+  await writeFile(path, kafkaManifest('rv', `\n  resourceVersion: "${second}"`).replace('orders', 'refunds'))
+  assert.equal((await run(['apply', '-f', path])).stdout, 'kafkasource.sources.knative.dev/rv configured\n')
+})
+
 test('an invalid object prints the server message with every cause; the others are still applied', async () => {
   const text = `${kafkaManifest('bad')
     .replace('  sink:\n    uri: http://sink.example/\n', '')

@@ -9,10 +9,13 @@ test('names as kubectl prints them', () => {
   assert.equal(qualifiedPlural(KafkaSourceKind), 'kafkasources.sources.knative.dev')
 })
 
-test('the applied body drops status and server-set metadata, and carries the namespace', () => {
-  const body = desiredStateOf(kafkaSource('x', { labels: { a: 'b' } }), 'team-a')
+test('the applied body drops status and server-set metadata but the resourceVersion, and carries the namespace', () => {
+  const source = kafkaSource('x', { labels: { a: 'b' } })
+  const body = desiredStateOf(source, 'team-a')
   assert.equal(body['status'], undefined)
-  assert.deepEqual(body['metadata'], { name: 'x', namespace: 'team-a', labels: { a: 'b' } })
+  // The resourceVersion stays: it is apply's precondition.
+  const { resourceVersion } = source.metadata
+  assert.deepEqual(body['metadata'], { name: 'x', namespace: 'team-a', labels: { a: 'b' }, resourceVersion })
   assert.deepEqual(body['spec'], kafkaSource('x').spec)
 })
 
