@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Prepares a checkout, on a fresh machine too, and does nothing that is already done:
 #   1. a Node.js >= 22.22 (installed from the npm registry into the cache when the machine's is older),
-#   2. the npm dependencies (npm ci on a fresh checkout; again whenever package-lock.json changes), Debian's
-#      chromium for the dashboard's browser test and, as root, Debian's nftables for the network lab, when missing,
+#   2. the npm dependencies (npm ci on a fresh checkout; again whenever package-lock.json changes),
 #   3. Apache Kafka's jars from Maven Central (skipped with KAFKA_HOME, or when KAFKA_BOOTSTRAP_SERVERS names a
 #      Kafka to use instead of the embedded one), and a check that Java >= 17 is there to run them.
-# Then `source scripts/env.sh` puts that Node.js first on PATH. See docs/kafka.md.
+# Then `source scripts/env.sh` puts that Node.js first on PATH. See docs/kafka.md. Only what running Shoal needs:
+# what the tests need besides (a browser, nftables, the Python SDK) is scripts/setup-test.sh's.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$SHOAL_ROOT/scripts/env.sh"
@@ -43,29 +43,6 @@ if [ "$(cat "$stamp_file" 2>/dev/null)" != "$stamp" ]; then
     npm install --no-audit --no-fund
   fi
   printf '%s\n' "$stamp" >"$stamp_file"
-fi
-
-# 2b. Chromium, for the dashboard's browser test (test/ui): Debian's package, installed only when it is missing
-#     (SHOAL_SKIP_CHROMIUM=1 skips it on a machine that will not run that test). Not fatal: only that test needs it.
-if [ -z "${SHOAL_SKIP_CHROMIUM:-}" ] && [ ! -x "${SHOAL_CHROMIUM:-/usr/bin/chromium}" ]; then
-  if command -v apt-get >/dev/null 2>&1; then
-    sudo_cmd=""
-    [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo -n"
-    shoal_say "installing Debian's chromium for the dashboard's browser test (apt-get install chromium)"
-    { $sudo_cmd apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium >/dev/null; } ||
-      shoal_say "could not install chromium; test/ui/ui-browser.test.ts will fail until /usr/bin/chromium exists"
-  else
-    shoal_say "no /usr/bin/chromium and no apt-get: test/ui/ui-browser.test.ts needs a Chromium (set SHOAL_CHROMIUM to its path)"
-  fi
-fi
-
-# 2c. nftables, for the network lab (npm run test:lab, test/lab/): Debian's package, installed only when `nft` is
-#     missing and this is root (the lab needs root anyway; elsewhere it skips with one line). Not fatal.
-if ! command -v nft >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-  shoal_say "installing Debian's nftables for the network lab (apt-get install nftables)"
-  { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nftables >/dev/null 2>&1 ||
-    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nftables >/dev/null; }; } ||
-    shoal_say "could not install nftables; npm run test:lab will say it cannot make the lab"
 fi
 
 # 3. Kafka

@@ -8,7 +8,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$SHOAL_ROOT"
-bash scripts/setup.sh
+bash scripts/setup-test.sh
 source scripts/env.sh
 
 if [ "$#" -eq 0 ]; then

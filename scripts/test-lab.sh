@@ -10,6 +10,6 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$SHOAL_ROOT"
-bash scripts/setup.sh
+bash scripts/setup-test.sh
 source scripts/env.sh
 exec node test/lab/run.ts "$@"

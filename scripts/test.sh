@@ -8,7 +8,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$SHOAL_ROOT"
-bash scripts/setup.sh
+bash scripts/setup-test.sh
 source scripts/env.sh
 
 # The Kubernetes manifest checker and Strimzi's CRDs (test/deploy/kubernetes-manifests.test.ts), made once before the
