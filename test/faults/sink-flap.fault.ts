@@ -100,7 +100,9 @@ describe('drill: a sink that flaps (503, connection resets, connection refused)'
           cycles >= 2 && (sink.answers['503'] ?? 0) > 0 && (sink.answers['reset'] ?? 0) > 0 ? true : undefined,
         120_000,
         'two flap cycles, the sink answering 503 and resetting connections'
-      )
+      ).catch((error: unknown) => {
+        throw new Error(`${(error as Error).message} (cycles ${cycles}, answers ${JSON.stringify(sink.answers)})`)
+      })
       flapping = false
       await flapped
 
