@@ -158,15 +158,19 @@ describe('a scheduler leader whose term is fenced while it still owns bucket 0',
       await eventually(async () => (first.epoch > 0 ? true : undefined), 60_000, 'the first term started')
       stray = new LeaderTerm({ connection, store, members, config, log, debounceMs: 10 })
       await stray.start()
+      // It goes away, as that leader does when its replica loses bucket 0. While it ran, both terms heard every
+      // change and the kept one raced it: when the stray wrote first, the kept term found nothing left to write and
+      // never learnt it was fenced (CI failed on that race once).
+      await stray.stop()
       // A change: the kept term tries to write and is fenced; a new term must follow and place it.
       await store.write({ kind: 'update', object: object(4) })
       const next = await eventually(
         async () => {
           const term = leader.term
-          return term && term !== first && !term.deposed && term.epoch > stray!.epoch ? term : undefined
+          return term && term !== first && !term.deposed ? term : undefined
         },
         60_000,
-        `a new term after the fenced one (first deposed: ${first.deposed}; ${logged.join('; ')})`
+        () => `a new term after the fenced one (first deposed: ${first.deposed}; ${logged.join('; ')})`
       )
       assert.ok(first.deposed)
       await eventually(
