@@ -1,3 +1,4 @@
+import { writeCommitNote } from './commit-metadata.ts'
 import type { GroupMembership } from './group-membership.ts'
 import type { MemberContext } from './member-context.ts'
 import type { CommitRefusal } from './offset-tracker.ts'
@@ -70,17 +71,19 @@ export class MemberCommits {
   async commitOnce(): Promise<void> {
     const owned: OwnedRun[] = []
     for (const run of this.#ctx.runs.values()) if (run.tracker !== undefined) owned.push({ run, tracker: run.tracker })
-    await this.commitRuns(owned, null, false)
+    await this.commitRuns(owned, undefined, false)
   }
 
   /**
    * The one way offsets are committed. Each partition's offset is its tracker's committable one, and the tracker
    * authorizes it (never past a record not handled, never backwards, never after the partition's release); a
-   * refusal is counted and logged, and that partition left out. `always`: commit even an unchanged offset (to
-   * write `metadata`). Throws when the commit fails.
+   * refusal is counted and logged, and that partition left out. Beside each offset goes what its next owner needs
+   * (see `commit-metadata.ts`): the records past it already handled, and `draining`, the hand-over's mark. A
+   * partition goes when its offset moved or that note changed; `always`: even when neither did. Throws when the
+   * commit fails.
    */
-  async commitRuns(runs: readonly OwnedRun[], metadata: string | null, always: boolean): Promise<void> {
-    const due: Array<OwnedRun & { offset: bigint }> = []
+  async commitRuns(runs: readonly OwnedRun[], draining: string | undefined, always: boolean): Promise<void> {
+    const due: Array<OwnedRun & { offset: bigint; note: string | null }> = []
     for (const { run, tracker } of runs) {
       const offset = tracker.committable()
       const verdict = tracker.authorize(offset)
@@ -88,17 +91,19 @@ export class MemberCommits {
         this.#refused(run, offset, verdict.reason, verdict.limit)
         continue
       }
-      if (verdict.kind === 'commit' || always) due.push({ run, tracker, offset })
+      const note = writeCommitNote(offset, { handled: tracker.handledPast(), draining })
+      if (verdict.kind === 'commit' || always || note !== tracker.committedNote)
+        due.push({ run, tracker, offset, note })
     }
     if (due.length === 0) return
     const identity = await this.#membership.identityNow()
     const options = this.#ctx.options
     await options.committer.commit(
       { groupId: options.source.groupId, groupInstanceId: options.groupInstanceId, ...identity },
-      due.map(({ run, offset }) => ({ topic: run.topic, partition: run.partition, offset, metadata }))
+      due.map(({ run, offset, note }) => ({ topic: run.topic, partition: run.partition, offset, metadata: note }))
     )
     this.#commitFailures = 0
-    for (const { tracker, offset } of due) tracker.committedAt(offset)
+    for (const { tracker, offset, note } of due) tracker.committedAt(offset, note)
   }
 
   #refused(run: PartitionRun, offset: bigint, reason: CommitRefusal, limit: bigint): void {

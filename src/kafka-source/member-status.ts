@@ -20,6 +20,8 @@ export interface PartitionStatus {
   readonly lag: bigint | undefined
   readonly queued: number
   readonly inFlight: number
+  /** Records fetched and not delivered: a former owner's commit named them handled. */
+  readonly skipped: number
 }
 
 /** One group member as `status()` shows it. */
@@ -53,7 +55,8 @@ export function partitionStatusOf(run: PartitionRun): PartitionStatus {
     committed: run.tracker?.committed,
     lag: lagOf(run.endOffset, committable),
     queued: unstarted(run),
-    inFlight: run.inFlight
+    inFlight: run.inFlight,
+    skipped: run.tracker?.skipped ?? 0
   }
 }
 

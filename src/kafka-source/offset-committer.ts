@@ -18,7 +18,7 @@ export interface PartitionOffset {
   readonly partition: number
   /** The next offset to consume. */
   readonly offset: bigint
-  /** The commit's metadata string (see `handover.ts`); absent: none. */
+  /** The commit's metadata string (see `commit-metadata.ts`); absent: none. */
   readonly metadata?: string | null
 }
 

@@ -180,10 +180,18 @@ export class PartitionFetcher {
       run.queue = run.head === run.queue.length ? [] : run.queue.slice(run.head)
       run.head = 0
     }
+    let queued = 0
     for (const record of decoded.records) {
-      run.queue.push({ record, tracker, entry: tracker.fetched(record.offset) })
+      const entry = tracker.fetched(record.offset)
+      // Handled by a former owner, as its commit said: not delivered again.
+      if (entry.handled) continue
+      run.queue.push({ record, tracker, entry })
+      queued++
     }
-    this.#window.queuedMore(decoded.records.length)
+    const skipped = decoded.records.length - queued
+    if (skipped > 0)
+      this.#ctx.options.observer?.onSkipped?.({ sourceKey: this.#ctx.options.source.key, records: skipped })
+    this.#window.queuedMore(queued)
     tracker.advanceTo(decoded.next)
     run.starved = decoded.next === asked && p.lastStableOffset > asked
   }

@@ -1,5 +1,4 @@
 import { RELEASE_COMMIT_MS, REVOKE_DRAIN_MS } from './defaults.ts'
-import { drainingMark } from './handover.ts'
 import type { MemberCommits } from './member-commits.ts'
 import type { MemberContext } from './member-context.ts'
 import type { OffsetTracker } from './offset-tracker.ts'
@@ -7,7 +6,15 @@ import type { PartitionRun } from './partition-run.ts'
 import type { HandoverResult } from './types.ts'
 import { sleep, withTimeout } from './wake.ts'
 
-/** A member's hand-overs of partitions (see `handover.ts`): those it releases, and the count of every result. */
+// The hand-over of a partition between two members of a source's group, written where both can read it: the
+// metadata of the group's committed offset (see `commit-metadata.ts`). A member that loses a partition with
+// deliveries on the wire commits what is handled with the draining mark at once, lets those deliveries finish (at
+// most REVOKE_DRAIN_MS), and commits again without the mark: the partition is released there. A member given a
+// partition whose commit carries the mark waits for that release (at most HANDOVER_WAIT_MS, past the drain and its
+// last commit) and starts exactly where it was made, skipping what the release names handled past it — so the
+// records the former owner delivered are not delivered again.
+
+/** A member's hand-overs of partitions: those it releases, and the count of every result. */
 export class HandOvers {
   readonly #ctx: MemberContext
   readonly #commits: MemberCommits
@@ -42,7 +49,7 @@ export class HandOvers {
   }
 
   /**
-   * Hands a revoked partition over to its next owner, as `handover.ts` describes: commits what is handled with
+   * Hands a revoked partition over to its next owner, as this file's head describes: commits what is handled with
    * the draining mark while deliveries are on the wire, waits for them (at most REVOKE_DRAIN_MS), cuts the rest,
    * and commits the release. Each commit names the member's generation of the moment it is sent: the group has
    * moved on by then (the client rejoins at once), and the coordinator takes a commit from a current member.
@@ -50,9 +57,9 @@ export class HandOvers {
   async #handOver(run: PartitionRun, tracker: OffsetTracker): Promise<void> {
     const drainUntil = Date.now() + REVOKE_DRAIN_MS
     if (run.inFlight > 0) {
-      const mark = drainingMark(this.#ctx.options.groupInstanceId)
+      const member = this.#ctx.options.groupInstanceId
       await this.#commits
-        .chained(() => withTimeout(this.#commits.commitRuns([{ run, tracker }], mark, true), 2_000))
+        .chained(() => withTimeout(this.#commits.commitRuns([{ run, tracker }], member, true), 2_000))
         .catch(() => undefined)
       while (run.inFlight > 0 && Date.now() < drainUntil && !this.#ctx.signal.aborted) {
         await this.#ctx.wake.wait(drainUntil - Date.now())
@@ -64,7 +71,7 @@ export class HandOvers {
       try {
         // Bounded by the give-up time: a release that lands later could land after the next owner started.
         await this.#commits.chained(() =>
-          withTimeout(this.#commits.commitRuns([{ run, tracker }], null, true), Math.max(1, giveUpAt - Date.now()))
+          withTimeout(this.#commits.commitRuns([{ run, tracker }], undefined, true), Math.max(1, giveUpAt - Date.now()))
         )
         this.handedOver('released')
         break

@@ -1,7 +1,7 @@
 import { IsolationLevels } from '../kafka/index.ts'
 import { HANDOVER_WAIT_MS } from './defaults.ts'
 import type { GroupMembership } from './group-membership.ts'
-import { drainingMember } from './handover.ts'
+import { readCommitNote } from './commit-metadata.ts'
 import type { MemberCommits } from './member-commits.ts'
 import type { MemberContext } from './member-context.ts'
 import type { CommittedOffset } from './offset-committer.ts'
@@ -29,8 +29,9 @@ export class StartPositions {
   }
 
   /**
-   * Where newly assigned partitions start: the group's committed offset, else initialOffset. A committed offset
-   * with the draining mark (see `handover.ts`) is waited on until its former owner releases it, at most
+   * Where newly assigned partitions start: the group's committed offset, else initialOffset; the records its
+   * metadata names handled are skipped (see `commit-metadata.ts`). A committed offset with the draining mark (see
+   * `partition-handover.ts`) is waited on until its former owner releases it, at most
    * HANDOVER_WAIT_MS from when this member first saw the mark.
    */
   async resolve(runs: readonly PartitionRun[]): Promise<void> {
@@ -47,7 +48,16 @@ export class StartPositions {
         let waiting = false
         for (const run of pending) {
           const found = committed.get(run.id)
-          const draining = drainingMember(found?.metadata)
+          const note =
+            found === undefined || found.offset < 0n ? undefined : readCommitNote(found.offset, found.metadata)
+          if (note?.unreadable !== undefined) {
+            this.#ctx.options.log(
+              'warn',
+              'a committed offset carries metadata not understood; no record past it is skipped',
+              this.#ctx.fields({ partition: run.id, reason: note.unreadable })
+            )
+          }
+          const draining = note?.draining
           if (draining !== undefined) {
             const seen = markSeen.get(run) ?? Date.now()
             markSeen.set(run, seen)
@@ -76,7 +86,12 @@ export class StartPositions {
           // A start taken from the committed offset needs no commit; one from initialOffset gets one at once, and
           // so does one past a draining mark its former owner never released (the commit clears the mark).
           const recommit = missing.includes(run) || pastMark.has(run)
-          run.tracker = new OffsetTracker(offset, recommit ? undefined : offset)
+          // What the commit says its owner handled past it holds also when that owner never released the partition.
+          const found = missing.includes(run) ? undefined : committed.get(run.id)
+          const inherited = found === undefined ? [] : readCommitNote(found.offset, found.metadata).handled
+          run.tracker = recommit
+            ? new OffsetTracker(offset, undefined, inherited)
+            : new OffsetTracker(offset, offset, inherited, found?.metadata)
         }
         if (missing.length > 0) this.#commits.requestCommit()
         this.#ctx.wake.notify()
@@ -110,6 +125,8 @@ export class StartPositions {
         'fetch position out of range; moving to the log',
         this.#ctx.fields({ partition: run.id, from: String(position), to: String(target) })
       )
+      // What a former owner said it handled was said of the log before it moved.
+      run.tracker.forgetInherited()
       if (target > position) run.tracker.advanceTo(target)
       else if (run.tracker.outstanding === 0 && run.inFlight === 0) run.tracker = new OffsetTracker(target)
     } catch (error) {

@@ -81,7 +81,10 @@ export interface ConsumerSpec {
   readonly maxInFlight?: number
 }
 
-/** What a member reports for metrics: commits its tracker refused, and partitions handed between members. */
+/**
+ * What a member reports for metrics: commits its tracker refused, partitions handed between members, and records
+ * skipped because a former owner's commit named them handled.
+ */
 export interface SourceObserver {
   onCommitRefused?(info: {
     readonly sourceKey: string
@@ -91,6 +94,7 @@ export interface SourceObserver {
     readonly reason: CommitRefusal
   }): void
   onHandover?(info: { readonly sourceKey: string; readonly result: HandoverResult }): void
+  onSkipped?(info: { readonly sourceKey: string; readonly records: number }): void
 }
 
 /**

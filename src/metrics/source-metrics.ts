@@ -66,6 +66,7 @@ export class SourceMetrics implements DeliveryObserver, SourceObserver {
   readonly #sources: Gauge<'labelled'>
   readonly #commitsRefused: Counter<'reason'>
   readonly #handovers: Counter<'result'>
+  readonly #skipped: Counter
   /** Labelled source key → its labels. */
   #labelled = new Map<string, SourceLabels>()
   /** Hooks called per source since the last ranking. */
@@ -155,6 +156,11 @@ export class SourceMetrics implements DeliveryObserver, SourceObserver {
       labelNames: ['result'],
       registers
     })
+    this.#skipped = new Counter({
+      name: 'shoal_source_records_skipped_total',
+      help: "Records a KafkaSource member fetched and did not deliver because a former owner's commit named them handled (delivered before a rebalance, past a record that held the commit back).",
+      registers
+    })
     this.#sources = new Gauge({
       name: 'shoal_dispatcher_sources',
       help: 'Sources this dispatcher has metrics for, by whether they have a source label of their own.',
@@ -169,6 +175,10 @@ export class SourceMetrics implements DeliveryObserver, SourceObserver {
 
   onHandover(info: { readonly result: string }): void {
     this.#handovers.inc({ result: info.result })
+  }
+
+  onSkipped(info: { readonly records: number }): void {
+    this.#skipped.inc(info.records)
   }
 
   onAttempt(info: AttemptInfo): void {

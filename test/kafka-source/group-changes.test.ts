@@ -84,6 +84,39 @@ describe('a KafkaSource group changing under its members', () => {
     assert.equal(moved, 1, 'the second member started its partition at the first one’s release')
   })
 
+  it('passes on what it handled past a record stuck at the head: the next owner delivers that record, none of the rest', async () => {
+    // Unordered: the member delivers past offset 0, which its sink never answers, so the commit stays at 0. Its
+    // commit's metadata names 1–199 handled; without it the next owner delivers all 200 again.
+    const name = uniqueName('stuck-head')
+    await createTopic(name, 1)
+    await produce(name, messages(200, 1))
+    const first = new Collector()
+    const stuck = (record: SourceRecord, signal: AbortSignal, wire: AbortSignal): Promise<Outcome> => {
+      if (record.offset !== 0n) return first.deliver(record)
+      return new Promise((_, reject) => wire.addEventListener('abort', () => reject(new Error('cut')), { once: true }))
+    }
+    const runner = runnerOf(name, stuck, { ordering: 'unordered' })
+    cleanup.push(() => runner.close({ leaveGroup: true }))
+    await eventually(async () => (first.distinct === 199 ? true : undefined), 60_000, 'offsets 1–199 delivered')
+    await runner.close({ drainMs: 500, leaveGroup: true })
+
+    const second = new Collector()
+    const next = runnerOf(name, second.deliver, { ordering: 'unordered' }, { dispatcherId: 'dispatcher-1' })
+    cleanup.push(() => next.close({ leaveGroup: true }))
+    await eventually(async () => (second.has('m-0') ? true : undefined), 60_000, 'the stuck record delivered')
+    await eventually(
+      async () => ((next.status().members[0]?.partitions[0]?.skipped ?? 0) === 199 ? true : undefined),
+      30_000,
+      () =>
+        `199 records skipped (status: ${JSON.stringify(next.status().members[0]?.partitions, (_, v: unknown) => (typeof v === 'bigint' ? String(v) : v))})`
+    )
+    assert.deepEqual(
+      second.calls.map(r => r.offset),
+      [0n],
+      'the next owner delivers only the record its former owner never handled'
+    )
+  })
+
   it('gives a member that joins a full group its share (the client’s own assignor left it with none)', async () => {
     const name = uniqueName('join-full')
     await createTopic(name, 12)
