@@ -25,12 +25,23 @@
 //
 //   npm run bench:kafka-source-churn [-- --scenario churn|backlog-join|both --sinks 10,3000
 //     --orderings ordered,unordered --rounds 1 --limit-s N --quiet-s 20 --backlog-produce before|after
-//     --step-records 6000]
+//     --step-records 6000 --sink node|python]
+//
+// --sink python: the sink is test/sinks/python_sink.py (the CloudEvents SDK over Python's ThreadingHTTPServer,
+// listen backlog 5) instead of a Node server with a large backlog.
 import { execFile } from 'node:child_process'
 import { parseArgs, promisify } from 'node:util'
 import { Admin, Producer } from '@platformatic/kafka'
 import { ensureTopics } from '../src/kafka/index.ts'
-import { deleteTopic, machine, sleep, startKafka, startShoalCluster, startSink } from './kafka-source-harness.ts'
+import {
+  deleteTopic,
+  machine,
+  sinkKindOf,
+  sleep,
+  startKafka,
+  startShoalCluster,
+  startSink
+} from './kafka-source-harness.ts'
 import type { DispatcherSpec, Shoal, Sink } from './kafka-source-harness.ts'
 
 type Ordering = 'ordered' | 'unordered'
@@ -48,9 +59,11 @@ const { values } = parseArgs({
     'quiet-s': { type: 'string', default: '20' },
     'backlog-produce': { type: 'string', default: 'before' },
     /** churn: records produced before the create and after each step. */
-    'step-records': { type: 'string', default: '6000' }
+    'step-records': { type: 'string', default: '6000' },
+    sink: { type: 'string', default: 'node' }
   }
 })
+const sinkKind = sinkKindOf(values.sink)
 const scenarios: Scenario[] = values.scenario === 'both' ? ['churn', 'backlog-join'] : [values.scenario as Scenario]
 if (!scenarios.every(s => s === 'churn' || s === 'backlog-join')) throw new Error(`--scenario ${values.scenario}?`)
 const sinkDelays = values.sinks.split(',').map(Number)
@@ -309,7 +322,7 @@ async function oneRun(
   await ensureTopics({ brokers: kafka.brokers, clientId: 'bench' }, [
     { name: topic, partitions: setup.partitions, configs: {} }
   ])
-  const sink = await startSink({ delayMs: setup.sinkDelayMs, countIds: true, logIds: true })
+  const sink = await startSink({ kind: sinkKind, delayMs: setup.sinkDelayMs, countIds: true, logIds: true })
   const producer = new Producer({ clientId: 'bench-churn-producer', bootstrapBrokers: kafka.brokers, idempotent: true })
   const acked: Acked = { ranges: new Map(), sends: [] }
   const steps: Step[] = []
@@ -603,7 +616,10 @@ function count(input: {
 
 function report(): void {
   const pct = (n: number, of: number) => `${((100 * n) / of).toFixed(2)} %`
-  const lines: string[] = [`${machine()}; one embedded broker; wall time ${secs(performance.now() - benchStarted)}`, '']
+  const lines: string[] = [
+    `${machine()}; one embedded broker; ${sinkKind} sink; wall time ${secs(performance.now() - benchStarted)}`,
+    ''
+  ]
   const churnRuns = results.filter(r => r.scenario === 'churn')
   if (churnRuns.length > 0) {
     lines.push(
@@ -684,5 +700,5 @@ function report(): void {
     lines.push(`**The producer's acknowledged offsets differ from ListOffsets in ${disagreeing.length} run(s).**`, '')
   }
   console.log(`\n${lines.join('\n')}`)
-  console.log(JSON.stringify({ bench: 'kafka-source-churn', machine: machine(), runs: results }))
+  console.log(JSON.stringify({ bench: 'kafka-source-churn', machine: machine(), sink: sinkKind, runs: results }))
 }

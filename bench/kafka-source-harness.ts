@@ -9,7 +9,10 @@ import { createInterface } from 'node:readline'
 import { Admin, Producer } from '@platformatic/kafka'
 import { ensureTopics } from '../src/kafka/index.ts'
 import { startEmbeddedKafka } from '../src/kafka/embedded/index.ts'
+import { startPythonSink } from '../test/sinks/python-sink.ts'
 import type { SinkCommand, SinkMessage } from './kafka-source-sink.ts'
+import { SinkTally } from './sink-tally.ts'
+import type { SinkDeliveries, SinkStats } from './sink-tally.ts'
 
 const bin = new URL('../bin/shoal.js', import.meta.url).pathname
 const sinkScript = new URL('./kafka-source-sink.ts', import.meta.url).pathname
@@ -63,10 +66,7 @@ export async function deleteTopic(brokers: readonly string[], topic: string): Pr
   }
 }
 
-export type SinkStats = Extract<SinkMessage, { type: 'stats' }>
-
-/** Every request's `ce-id` and arrival time (ms since the epoch), from a sink started with `logIds`. */
-export type SinkDeliveries = Extract<SinkMessage, { type: 'deliveries' }>
+export type { SinkDeliveries, SinkStats } from './sink-tally.ts'
 
 export interface Sink {
   readonly url: string
@@ -78,10 +78,30 @@ export interface Sink {
   stop(): Promise<void>
 }
 
-/** Forks bench/kafka-source-sink.ts. */
-export async function startSink(
-  options: { delayMs?: number; checkOrder?: boolean; countIds?: boolean; logIds?: boolean; countEvents?: boolean } = {}
-): Promise<Sink> {
+/** Which server a benchmark's sink runs on: Node's (a large listen backlog) or Python's standard library's (5). */
+export type SinkKind = 'node' | 'python'
+
+export function sinkKindOf(value: string | undefined): SinkKind {
+  if (value === undefined || value === 'node' || value === 'python') return value ?? 'node'
+  throw new Error(`--sink ${value}: node or python`)
+}
+
+export interface SinkOptions {
+  readonly kind?: SinkKind
+  readonly delayMs?: number
+  readonly checkOrder?: boolean
+  readonly countIds?: boolean
+  readonly logIds?: boolean
+  /** Node only: read each body and count a batch's events. */
+  readonly countEvents?: boolean
+}
+
+/**
+ * Forks bench/kafka-source-sink.ts; or, for `kind: 'python'`, starts test/sinks/python_sink.py and counts what it
+ * prints here (an event counts when the sink answers it, its delay after it arrived).
+ */
+export async function startSink(options: SinkOptions = {}): Promise<Sink> {
+  if (options.kind === 'python') return startPythonBenchSink(options)
   const args = [
     ...['--delay-ms', String(options.delayMs ?? 0)],
     ...(options.checkOrder ? ['--check-order'] : []),
@@ -122,6 +142,24 @@ export async function startSink(
       child.disconnect()
       await exited
     }
+  }
+}
+
+async function startPythonBenchSink(options: SinkOptions): Promise<Sink> {
+  if (options.countEvents) throw new Error('the Python sink does not count batched events')
+  const tally = new SinkTally(options)
+  const sink = await startPythonSink(['--delay-ms', String(options.delayMs ?? 0)], line => {
+    if (line.kind === 'answered') tally.request(line.id, performance.now())
+  })
+  return {
+    url: sink.url,
+    pid: sink.child.pid!,
+    async stats(reset = false) {
+      if (reset) tally.reset()
+      return tally.stats(performance.now())
+    },
+    deliveries: async () => tally.deliveries(),
+    stop: () => sink.stop()
   }
 }
 

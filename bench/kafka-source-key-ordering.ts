@@ -4,7 +4,11 @@
 // from the first event to the last (or to the time limit). The sink checks, per key, that no two requests are
 // open at once and that the offsets come in order.
 //
-//   npm run bench:key-ordering [-- --records 60000 --keys 10000 --delay-ms 20 --consumers 3 --max-in-flight 200 --limit-s 40]
+//   npm run bench:key-ordering [-- --records 60000 --keys 10000 --delay-ms 20 --consumers 3 --max-in-flight 200 --limit-s 40
+//     --partitions 12 --sink node|python]
+//
+// --sink python: one test/sinks/python_sink.py per mode (the CloudEvents SDK over Python's ThreadingHTTPServer,
+// listen backlog 5), which prints each event as it arrives and as it is answered; the same checks run on those lines.
 import { once } from 'node:events'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -12,7 +16,9 @@ import { loadavg } from 'node:os'
 import { parseArgs } from 'node:util'
 import { Producer } from '@platformatic/kafka'
 import { ensureTopics } from '../src/kafka/index.ts'
-import { PARTITIONS, deleteTopic, machine, sleep, startKafka, startShoal } from './kafka-source-harness.ts'
+import { PARTITIONS, deleteTopic, machine, sinkKindOf, sleep, startKafka, startShoal } from './kafka-source-harness.ts'
+import { startPythonSink } from '../test/sinks/python-sink.ts'
+import type { PythonSink } from '../test/sinks/python-sink.ts'
 
 const { values } = parseArgs({
   options: {
@@ -21,9 +27,13 @@ const { values } = parseArgs({
     'delay-ms': { type: 'string', default: '20' },
     consumers: { type: 'string', default: '3' },
     'max-in-flight': { type: 'string', default: '200' },
-    'limit-s': { type: 'string', default: '40' }
+    'limit-s': { type: 'string', default: '40' },
+    partitions: { type: 'string', default: String(PARTITIONS) },
+    sink: { type: 'string', default: 'node' }
   }
 })
+const partitions = Number(values.partitions)
+const sinkKind = sinkKindOf(values.sink)
 const records = Number(values.records)
 const keys = Number(values.keys)
 const delayMs = Number(values['delay-ms'])
@@ -70,11 +80,15 @@ class Tally {
 }
 
 const tallies = new Map<Mode, Tally>(MODES.map(m => [m, new Tally()]))
+/** The key of an event at the sink, and its offset, from its `subject` (`partition:P#O`) and `key` attribute. */
+const keyOf = (subject: string, key: string): [string, number] => {
+  const [partition, offset] = /partition:(\d+)#(\d+)/.exec(subject)!.slice(1)
+  return [`${partition}/${key}`, Number(offset)]
+}
 const sink = createServer((req, res) => {
   const tally = tallies.get(req.url!.slice(1) as Mode)
-  const [partition, offset] = /partition:(\d+)#(\d+)/.exec(String(req.headers['ce-subject']))!.slice(1)
-  const key = `${partition}/${String(req.headers['ce-key'])}`
-  tally?.begin(key, Number(offset))
+  const [key, offset] = keyOf(String(req.headers['ce-subject']), String(req.headers['ce-key']))
+  tally?.begin(key, offset)
   req.resume()
   req.on('end', () =>
     setTimeout(() => {
@@ -86,7 +100,27 @@ const sink = createServer((req, res) => {
 sink.keepAliveTimeout = 60_000
 sink.listen(0, '127.0.0.1')
 await once(sink, 'listening')
-const sinkUrl = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`
+const nodeSinkUrl = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`
+const pythonSinks = new Map<Mode, PythonSink>()
+if (sinkKind === 'python') {
+  for (const mode of MODES) {
+    const tally = tallies.get(mode)!
+    const open = new Map<string, string>()
+    const started = await startPythonSink(['--delay-ms', String(delayMs), '--trace'], line => {
+      if (line.kind === 'arrived') {
+        const [key, offset] = keyOf(line.subject, line.key)
+        open.set(line.id, key)
+        tally.begin(key, offset)
+      } else {
+        const key = open.get(line.id)
+        open.delete(line.id)
+        if (key !== undefined) tally.end(key)
+      }
+    })
+    pythonSinks.set(mode, started)
+  }
+}
+const sinkUrlOf = (mode: Mode) => pythonSinks.get(mode)?.url ?? `${nodeSinkUrl}/${mode}`
 
 const kafka = await startKafka()
 const topic = `bench-kso-keys-${process.pid}`
@@ -117,8 +151,8 @@ try {
   const [load1] = loadavg()
   lines.push(
     `${machine()}, load average ${load1!.toFixed(1)} at the end (shared machine), ${fmt(records)} records of ` +
-      `${RECORD_BYTES} B, ${PARTITIONS} partitions, ${fmt(keys)} keys, ${consumers} consumers, maxInFlight ` +
-      `${maxInFlight}, sink answers after ${delayMs} ms, each mode at most ${limitMs / 1000} s`,
+      `${RECORD_BYTES} B, ${partitions} partitions, ${fmt(keys)} keys, ${consumers} consumers, maxInFlight ` +
+      `${maxInFlight}, ${sinkKind} sink answers after ${delayMs} ms, each mode at most ${limitMs / 1000} s`,
     '',
     '| ordering | events | events/s | key overlaps at the sink | out of key order at the sink |',
     '|---|---:|---:|---:|---:|',
@@ -135,12 +169,13 @@ try {
   await kafka.stop()
   sink.close()
   sink.closeAllConnections()
+  for (const python of pythonSinks.values()) await python.stop()
 }
 console.log(`\n${lines.join('\n')}`)
 
-/** The topic: record n has key `k(n mod keys)`, in partition (n mod keys) mod 12 — each key in one partition. */
+/** The topic: record n has key `k(n mod keys)`, in partition (n mod keys) mod partitions — each key in one partition. */
 async function fill(brokers: readonly string[], name: string): Promise<number> {
-  await ensureTopics({ brokers, clientId: 'bench' }, [{ name, partitions: PARTITIONS, configs: {} }])
+  await ensureTopics({ brokers, clientId: 'bench' }, [{ name, partitions, configs: {} }])
   const producer = new Producer({ clientId: 'bench-producer', bootstrapBrokers: [...brokers], idempotent: true })
   const started = performance.now()
   try {
@@ -149,7 +184,7 @@ async function fill(brokers: readonly string[], name: string): Promise<number> {
         const k = (from + i) % keys
         return {
           topic: name,
-          partition: k % PARTITIONS,
+          partition: k % partitions,
           key: Buffer.from(`k${k}`),
           value: Buffer.alloc(RECORD_BYTES, 1)
         }
@@ -174,7 +209,7 @@ async function createSource(api: string, mode: Mode, name: string): Promise<void
     '  initialOffset: earliest',
     `  ordering: ${mode}`,
     `  maxInFlight: ${maxInFlight}`,
-    `  sink: {uri: "${sinkUrl}/${mode}"}`,
+    `  sink: {uri: "${sinkUrlOf(mode)}"}`,
     ''
   ].join('\n')
   const response = await fetch(`${api}/apis/sources.knative.dev/v1beta1/namespaces/default/kafkasources`, {

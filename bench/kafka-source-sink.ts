@@ -11,6 +11,7 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { parseArgs } from 'node:util'
+import { SinkTally } from './sink-tally.ts'
 
 /** What the sink tells its parent. */
 export type SinkMessage =
@@ -61,51 +62,17 @@ const countIds = values['count-ids']
 const logIds = values['log-ids']
 const countEvents = values['count-events']
 
-let count = 0
-let events = 0
-let first = 0
-let last = 0
-let outOfOrder = 0
-let partitions = new Map<number, { lastOffset: number; count: number; first: number; last: number }>()
-let ids = new Set<string>()
-let duplicates = 0
-let logged: { ids: string[]; at: number[] } = { ids: [], at: [] }
-
-const ID = /^partition:(\d+)\/offset:(\d+)$/
+const tally = new SinkTally({ checkOrder, countIds, logIds })
 
 const server = createServer((req, res) => {
   const now = performance.now()
-  if (count === 0) first = now
-  last = now
-  count++
-  if (checkOrder) {
-    const match = ID.exec(String(req.headers['ce-id']))
-    if (match) {
-      const partition = Number(match[1])
-      const offset = Number(match[2])
-      let seen = partitions.get(partition)
-      if (seen === undefined) partitions.set(partition, (seen = { lastOffset: -1, count: 0, first: now, last: now }))
-      if (offset <= seen.lastOffset) outOfOrder++
-      seen.lastOffset = offset
-      seen.count++
-      seen.last = now
-    }
-  }
-  if (countIds) {
-    const id = String(req.headers['ce-id'])
-    if (ids.has(id)) duplicates++
-    else ids.add(id)
-  }
-  if (logIds) {
-    logged.ids.push(String(req.headers['ce-id']))
-    logged.at.push(performance.timeOrigin + now)
-  }
+  const id = String(req.headers['ce-id'])
   const answer = () => {
     if (delayMs > 0) setTimeout(() => res.writeHead(202).end(), delayMs)
     else res.writeHead(202).end()
   }
   if (!countEvents) {
-    events++
+    tally.request(id, now)
     req.resume()
     answer()
     return
@@ -114,11 +81,8 @@ const server = createServer((req, res) => {
   req.on('data', (chunk: Buffer) => chunks.push(chunk))
   req.on('end', () => {
     const body = Buffer.concat(chunks)
-    if (req.headers['content-type'] === 'application/cloudevents-batch+json') {
-      events += (JSON.parse(body.toString('utf8')) as unknown[]).length
-    } else {
-      events++
-    }
+    const batch = req.headers['content-type'] === 'application/cloudevents-batch+json'
+    tally.request(id, now, batch ? (JSON.parse(body.toString('utf8')) as unknown[]).length : 1)
     answer()
   })
 })
@@ -128,32 +92,11 @@ const send = (message: SinkMessage) => process.send!(message)
 
 process.on('message', (command: SinkCommand) => {
   if (command.type === 'deliveries') {
-    send({ type: 'deliveries', ...logged })
+    send(tally.deliveries())
     return
   }
-  if (command.type === 'reset') {
-    count = 0
-    events = 0
-    first = 0
-    last = 0
-    outOfOrder = 0
-    partitions = new Map()
-    ids = new Set()
-    duplicates = 0
-    logged = { ids: [], at: [] }
-  }
-  const now = performance.now()
-  send({
-    type: 'stats',
-    count,
-    events,
-    spanMs: count > 1 ? last - first : 0,
-    sinceFirstMs: count > 0 ? now - first : 0,
-    outOfOrder,
-    unique: ids.size,
-    duplicates,
-    partitions: [...partitions].map(([partition, p]) => ({ partition, count: p.count, spanMs: p.last - p.first }))
-  })
+  if (command.type === 'reset') tally.reset()
+  send(tally.stats(performance.now()))
 })
 // The parent going away ends the sink.
 process.on('disconnect', () => process.exit(0))

@@ -1,16 +1,13 @@
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
-import { homedir } from 'node:os'
-import { join } from 'node:path'
-import { createInterface } from 'node:readline'
 import { after, describe, it } from 'node:test'
 import { Deliverer } from '../../src/delivery/index.ts'
 import type { DeliveryOutcome, DeliveryTarget } from '../../src/delivery/index.ts'
 import { resolveDeliveryPolicy } from '../../src/delivery/index.ts'
+import { startPythonSink } from '../sinks/python-sink.ts'
 
 // Sinks that accept connections slowly or not at all for a while: Python's standard-library server (listen
 // backlog 5) under a burst from several dispatchers, one whose accept queue overflows while it stalls, one that
@@ -31,24 +28,11 @@ interface PythonSink {
   readonly received: string[]
 }
 
-const PYTHONPATH = join(process.env.SHOAL_CACHE_DIR ?? join(homedir(), '.cache', 'shoal'), 'python')
-
 async function pythonSink(...args: string[]): Promise<PythonSink> {
-  const child = spawn('python3', ['test/sinks/python_sink.py', ...args], {
-    env: { ...process.env, PYTHONPATH },
-    stdio: ['ignore', 'pipe', 'inherit']
-  })
-  children.push(child)
   const received: string[] = []
-  const lines = createInterface({ input: child.stdout })
-  const port = await new Promise<number>((resolve, reject) => {
-    child.once('exit', code => reject(new Error(`python sink exited (${code}) before listening`)))
-    lines.on('line', line => {
-      if (line.startsWith('listening ')) resolve(Number(line.slice('listening '.length)))
-      else received.push(line.split('\t')[0]!)
-    })
-  })
-  return { url: `http://127.0.0.1:${port}/`, received }
+  const sink = await startPythonSink(args, line => void (line.kind === 'answered' && received.push(line.id)))
+  children.push(sink.child)
+  return { url: sink.url, received }
 }
 
 function target(url: string, sourceKey: string): DeliveryTarget {

@@ -9,6 +9,7 @@ Prints one line per event it accepts, `<id>\t<kafka offset extension or ->`, the
   --backlog N      the listen backlog (default: socketserver's 5)
   --close          answer with `Connection: close`
   --stall-ms N     listen, but accept nothing for N ms first (its accept queue overflows meanwhile)
+  --trace          also print a line as each event arrives: `>\t<id>\t<subject or ->\t<key extension or ->`
 """
 import argparse
 import sys
@@ -26,6 +27,7 @@ parser.add_argument("--slow-ms", type=float, default=30000)
 parser.add_argument("--backlog", type=int, default=0)
 parser.add_argument("--close", action="store_true")
 parser.add_argument("--stall-ms", type=float, default=0)
+parser.add_argument("--trace", action="store_true")
 args = parser.parse_args()
 
 lock = threading.Lock()
@@ -51,6 +53,9 @@ class Handler(BaseHTTPRequestHandler):
         with lock:
             count += 1
             n = count
+            if args.trace:
+                out.write(f">\t{event['id']}\t{event.get('subject', '-')}\t{event.get('key', '-')}\n")
+                out.flush()
         if args.slow_every and n % args.slow_every == 0:
             time.sleep(args.slow_ms / 1000)
         elif args.delay_ms:

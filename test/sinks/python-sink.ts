@@ -1,0 +1,51 @@
+// The Python standard-library sink (test/sinks/python_sink.py: the CloudEvents SDK over ThreadingHTTPServer, listen
+// backlog 5) as tests and benchmarks start it. The SDK is installed into the cache by scripts/setup-test.sh.
+import { spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
+import { homedir } from 'node:os'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+
+const script = new URL('./python_sink.py', import.meta.url).pathname
+const PYTHONPATH = join(process.env['SHOAL_CACHE_DIR'] ?? join(homedir(), '.cache', 'shoal'), 'python')
+
+/** An event the sink answered (`traced`: arrived, with `--trace`). */
+export type PythonSinkLine =
+  | { readonly kind: 'answered'; readonly id: string; readonly offset: string }
+  | { readonly kind: 'arrived'; readonly id: string; readonly subject: string; readonly key: string }
+
+export interface PythonSink {
+  readonly url: string
+  readonly child: ChildProcess
+  stop(): Promise<void>
+}
+
+/** Starts the sink with `args` (see the script's help); `onLine` hears each event line as it is printed. */
+export async function startPythonSink(
+  args: readonly string[],
+  onLine: (line: PythonSinkLine) => void
+): Promise<PythonSink> {
+  const child = spawn('python3', [script, ...args], {
+    env: { ...process.env, PYTHONPATH },
+    stdio: ['ignore', 'pipe', 'inherit']
+  })
+  const exited = new Promise<void>(resolve => child.once('exit', () => resolve()))
+  const lines = createInterface({ input: child.stdout! })
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('exit', code => reject(new Error(`the Python sink exited (${code}) before listening`)))
+    lines.on('line', line => {
+      if (line.startsWith('listening ')) return resolve(Number(line.slice('listening '.length)))
+      const fields = line.split('\t')
+      if (fields[0] === '>') onLine({ kind: 'arrived', id: fields[1]!, subject: fields[2]!, key: fields[3]! })
+      else onLine({ kind: 'answered', id: fields[0]!, offset: fields[1] ?? '-' })
+    })
+  })
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    child,
+    async stop() {
+      child.kill('SIGKILL')
+      await exited
+    }
+  }
+}
