@@ -30,7 +30,7 @@ export async function startPythonSink(
     stdio: ['ignore', 'pipe', 'inherit']
   })
   const exited = new Promise<void>(resolve => child.once('exit', () => resolve()))
-  const lines = createInterface({ input: child.stdout! })
+  const lines = createInterface({ input: child.stdout })
   const port = await new Promise<number>((resolve, reject) => {
     child.once('exit', code => reject(new Error(`the Python sink exited (${code}) before listening`)))
     lines.on('line', line => {
