@@ -13,8 +13,8 @@ import type { Holder } from './watermark-book.ts'
 /**
  * The watermark of a heartbeat: how far the schedules in `table` are handled (fired through, and those with ticks
  * out), those given up lately (`ledger`'s releases), those of the contract not started (`pending`), and the
- * contract offset all this is true of; `stopping`, the schedules that left with ticks in flight; `waiting`, those
- * whose sink does not resolve (named as not started when the exceptions are too many: see compactWatermark).
+ * contract offset all this is true of; `waiting`, the schedules whose sink does not resolve (named as not started
+ * when the exceptions are too many: see compactWatermark).
  * Lists longer than MAX_NAMED are cut, and the watermark says so.
  */
 export function heartbeatWatermark(
@@ -23,18 +23,11 @@ export function heartbeatWatermark(
   pending: readonly string[],
   contractOffset: bigint,
   now: number,
-  stopping: ReadonlyMap<string, Stopping> = new Map(),
   waiting: ReadonlySet<string> = new Set()
 ): ScheduleWatermark {
   const through = table.through
   const released = ledger.releases(now)
   const exceptions = ledger.exceptions(through)
-  // A schedule stopping is not named yet (its next owner waits); should this dispatcher die now, its exception
-  // says how far it was handled, whatever `through` has reached since.
-  for (const [key, stop] of stopping) {
-    const at = ledger.watermarkOf(key, stop.firedThrough)
-    exceptions.set(key, Math.min(at, exceptions.get(key) ?? at))
-  }
   const { held, ...compact } = compactWatermark(through, exceptions, undefined, waiting)
   const unstarted = held === undefined ? pending : [...pending, ...held]
   const cut = unstarted.length > MAX_NAMED
@@ -48,22 +41,16 @@ export function heartbeatWatermark(
   }
 }
 
-/** How long a schedule that left waits for its ticks in flight before it is released below them (fired again). */
-export const RELEASE_DRAIN_MS = 2_000
-
-/** A schedule that left while ticks of it were in flight: released when they are answered, or at `until`. */
-export interface Stopping {
-  readonly heldSince: bigint
-  readonly firedThrough: number
-  readonly until: number
-}
+/** Ticks in flight a release names as owed at most; below more, it releases below them (they are fired again). */
+export const MAX_OWED = 16
 
 /**
  * `key` left this dispatcher, which had held it since contract offset `heldSince`: it stops firing it (`table`
- * no longer holds it). With no tick in flight its heartbeats name at once how far that holding handled it;
- * with some, it returns the Stopping to finish (`finishRelease`) when they are answered — meanwhile it names
- * nothing, so a new owner waits, and the answered ticks are not fired twice. A holding it never started is
- * released with null: its next owner asks the holder before.
+ * no longer holds it) and names at once how far that holding handled it — through the last tick it fired, with
+ * the ticks of `inFlight` (sent, not answered) named owed: it is alive and still delivers them, so its next
+ * owner starts after them and fires them only if it stops first (a live move fires nothing twice). Ticks fired
+ * and not sent yet are not owed: the release is below them. A holding it never started is released with null:
+ * its next owner asks the holder before.
  */
 export function releaseSchedule(
   table: ScheduleTable,
@@ -71,23 +58,23 @@ export function releaseSchedule(
   key: string,
   heldSince: bigint,
   now: number,
-  inFlight: boolean
-): Stopping | undefined {
+  inFlight: readonly number[]
+): void {
   const firedThrough = table.firedThrough(key)
   if (firedThrough === undefined) {
     ledger.release(key, null, heldSince, now + RELEASE_HOLD_MS)
-    return undefined
+    return
   }
   table.delete(key)
-  const stopping: Stopping = { heldSince, firedThrough, until: now + RELEASE_DRAIN_MS }
-  if (inFlight) return stopping
-  finishRelease(ledger, key, stopping, now)
-  return undefined
-}
-
-/** Names the release of a schedule that was stopping: below the ticks still open (they are fired again). */
-export function finishRelease(ledger: TickLedger, key: string, stopping: Stopping, now: number): void {
-  ledger.release(key, ledger.watermarkOf(key, stopping.firedThrough), stopping.heldSince, now + RELEASE_HOLD_MS)
+  const sent = new Set(inFlight)
+  let through = firedThrough
+  for (const at of ledger.openOf(key)) if (!sent.has(at)) through = Math.min(through, at - 1)
+  let owed = inFlight.filter(at => at <= through).sort((a, b) => a - b)
+  if (owed.length > MAX_OWED) {
+    through = owed[MAX_OWED]! - 1
+    owed = owed.slice(0, MAX_OWED)
+  }
+  ledger.release(key, through, heldSince, now + RELEASE_HOLD_MS, owed)
   ledger.forget(key)
 }
 

@@ -15,15 +15,7 @@ export { StringPool, pingRecordOf, pingTargetOf } from './ping-record.ts'
 export type { PingRecord, PingRecordOptions, PingSink } from './ping-record.ts'
 export { ScheduleTable } from './schedule-table.ts'
 export type { Firing, ScheduleSpec, ScheduleTableOptions, Tick } from './schedule-table.ts'
-export {
-  RELEASE_DRAIN_MS,
-  endedHoldings,
-  finishRelease,
-  heartbeatWatermark,
-  holdersOf,
-  releaseSchedule
-} from './hand-over.ts'
-export type { Stopping } from './hand-over.ts'
+export { MAX_OWED, endedHoldings, heartbeatWatermark, holdersOf, releaseSchedule } from './hand-over.ts'
 export { TickHeap } from './tick-heap.ts'
 export { DEFAULT_TICK_SLICE, TickFeeder } from './tick-feeder.ts'
 export type { TickFeederOptions } from './tick-feeder.ts'

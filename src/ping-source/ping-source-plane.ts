@@ -11,7 +11,6 @@ import { StringPool, pingRecordOf, pingTargetOf } from './ping-record.ts'
 import type { PingRecord } from './ping-record.ts'
 import { PreviousOwners } from './previous-owners.ts'
 import { ScheduleTable } from './schedule-table.ts'
-import { StoppingSchedules } from './stopping-schedules.ts'
 import type { Firing, ScheduleSpec, Tick } from './schedule-table.ts'
 import { TickFeeder } from './tick-feeder.ts'
 import { TickTimer } from './tick-timer.ts'
@@ -88,9 +87,8 @@ export class PingSourcePlane implements SourcePlane {
   #drained: Array<() => void> = []
   #wanted: ReadonlyMap<string, ContractRecord> = new Map()
   #contractOffset = -1n
-  // Deliveries in flight per schedule, and schedules that left while some were: released when they are answered.
-  readonly #inFlightOf = new Map<string, number>()
-  readonly #stopping: StoppingSchedules
+  // The ticks in flight per schedule: a schedule that leaves names them owed in its release (it still delivers them).
+  readonly #inFlightOf = new Map<string, number[]>()
   #running = false
   #paused = false
   #closed = false
@@ -104,7 +102,6 @@ export class PingSourcePlane implements SourcePlane {
     this.#table = new ScheduleTable(options.maxLateTicks === undefined ? {} : { maxLateTicks: options.maxLateTicks })
     this.#timer = new TickTimer({ table: this.#table, now: this.#now, onFiring: firing => this.#fire(firing) })
     this.#feeder = new TickFeeder({ handOut: tick => this.#deliver(tick) })
-    this.#stopping = new StoppingSchedules({ ledger: this.#ledger, now: this.#now, onDue: () => host.heartbeatSoon() })
     this.#memory = new MemoryReleaser({
       threshold: options.releaseMemoryAfter ?? DEFAULT_RELEASE_MEMORY_AFTER,
       canPause: () => {
@@ -125,7 +122,8 @@ export class PingSourcePlane implements SourcePlane {
       incarnation: host.incarnation,
       livenessTimeoutMs: host.livenessTimeoutMs,
       log: host.log,
-      onChange: () => this.#schedule()
+      onChange: () => this.#schedule(),
+      onOwed: (key, now) => this.#onOwed(key, now.answered, now.fire)
     })
     host.services.resources.subscribe('PingSource', ({ key, offset, object }) => {
       if (object === undefined) this.#resources.delete(key)
@@ -152,8 +150,6 @@ export class PingSourcePlane implements SourcePlane {
     const now = this.#now()
     const gone = endedHoldings(this.#wanted, wanted, ended)
     for (const { key, heldSince } of gone) this.#release(key, heldSince, now)
-    // Back before its ticks in flight were answered: released now, so that its own release answers for it.
-    for (const key of wanted.keys()) if (this.#stopping.has(key)) this.#stopping.finish(key, now)
     if (gone.length > 0) this.#host.heartbeatSoon()
     this.#wanted = wanted
     this.#contractOffset = contractOffset
@@ -175,15 +171,7 @@ export class PingSourcePlane implements SourcePlane {
       if (running === undefined) pending.push(key)
       else if (running.held !== undefined) waiting.add(key)
     }
-    return heartbeatWatermark(
-      this.#table,
-      this.#ledger,
-      pending,
-      this.#contractOffset,
-      this.#now(),
-      this.#stopping.entries,
-      waiting
-    )
+    return heartbeatWatermark(this.#table, this.#ledger, pending, this.#contractOffset, this.#now(), waiting)
   }
 
   /** Schedules running, and ticks out but not handled. */
@@ -213,16 +201,26 @@ export class PingSourcePlane implements SourcePlane {
     this.#feeder.clear()
     this.#abort.abort()
     await this.#settled()
-    this.#stopping.finishAll()
     await this.#owners.close()
   }
 
   #release(key: string, heldSince: bigint, now: number): void {
     this.#owners.forget(key)
-    const inFlight = (this.#inFlightOf.get(key) ?? 0) > 0
-    const stopping = releaseSchedule(this.#table, this.#ledger, key, heldSince, now, inFlight)
+    releaseSchedule(this.#table, this.#ledger, key, heldSince, now, this.#inFlightOf.get(key) ?? [])
     this.#sources.delete(key)
-    if (stopping !== undefined) this.#stopping.add(key, stopping)
+  }
+
+  /**
+   * Ticks a previous owner of `key` owed when this dispatcher started it: those it answered are done; those it
+   * gave up, or did not live to answer, are fired here (late, same ids).
+   */
+  #onOwed(key: string, answered: readonly number[], fire: readonly number[]): void {
+    for (const at of [...answered, ...fire]) this.#ledger.end(key, at)
+    if (fire.length > 0 && this.#running && this.#table.has(key)) {
+      this.#host.log('info', 'firing ticks a previous owner did not deliver', { source: key, ticks: fire.length })
+      this.#fire({ ticks: fire.map(at => ({ key, at, late: true })), truncated: [] })
+    }
+    this.#host.heartbeatSoon()
   }
 
   #schedule(): void {
@@ -255,7 +253,12 @@ export class PingSourcePlane implements SourcePlane {
         if (placement === undefined || this.#sources.has(key)) continue
         const since = this.#owners.sinceFor(key, placement, this.#ledger.releasesOf(key), record.creationMs, at)
         if (since === undefined) continue
-        this.#start(key, record, version, since, at)
+        this.#start(key, record, version, since.at, at)
+        if (since.owed !== undefined && this.#table.has(key)) {
+          // Held open here while their holder delivers them: this dispatcher's watermark stays below them.
+          for (const tick of since.owed.ticks) this.#ledger.begin(key, tick)
+          this.#owners.watch(key, since.owed)
+        }
         started++
       }
       this.#memory.load(started)
@@ -350,7 +353,9 @@ export class PingSourcePlane implements SourcePlane {
     }
     const event = source.builder.event(tick.at, tick.late)
     this.#inFlight++
-    this.#inFlightOf.set(tick.key, (this.#inFlightOf.get(tick.key) ?? 0) + 1)
+    const sent = this.#inFlightOf.get(tick.key)
+    if (sent === undefined) this.#inFlightOf.set(tick.key, [tick.at])
+    else sent.push(tick.at)
     const generation = this.#ledger.generation(tick.key)
     void this.#host.services.deliverer.deliver(event, source.target.target, this.#abort.signal).then(outcome => {
       // An aborted tick stays open: the watermark stays below it, so it is fired again. A tick whose open entry
@@ -365,15 +370,12 @@ export class PingSourcePlane implements SourcePlane {
           })
         }
       }
-      const left = (this.#inFlightOf.get(tick.key) ?? 1) - 1
-      if (left > 0) this.#inFlightOf.set(tick.key, left)
-      else {
-        this.#inFlightOf.delete(tick.key)
-        if (this.#stopping.has(tick.key)) {
-          this.#stopping.finish(tick.key, this.#now())
-          this.#host.heartbeatSoon()
-        }
-      }
+      const out = this.#inFlightOf.get(tick.key)
+      const i = out?.indexOf(tick.at) ?? -1
+      if (i >= 0) out!.splice(i, 1)
+      if (out?.length === 0) this.#inFlightOf.delete(tick.key)
+      // A tick its release owes: answered, owed no more; aborted, its next owner fires it.
+      if (this.#ledger.settleOwed(tick.key, tick.at, outcome.kind !== 'aborted')) this.#host.heartbeatSoon()
       if (--this.#inFlight === 0) {
         for (const resolve of this.#drained.splice(0)) resolve()
         this.#host.heartbeatSoon()

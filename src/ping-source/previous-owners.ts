@@ -4,6 +4,7 @@ import { memberUpdateOf, storeNames } from '../store/index.ts'
 import type { ContractRecord } from '../store/index.ts'
 import { holdersOf } from './hand-over.ts'
 import { WatermarkBook } from './watermark-book.ts'
+import type { OwedNow, OwedTicks } from './watermark-book.ts'
 import type { HeldRelease } from './tick-ledger.ts'
 import type { Log } from '../log/index.ts'
 
@@ -25,11 +26,20 @@ export interface PreviousOwnersOptions {
   readonly log: Log
   /** Heartbeats were read, or a wait ran out, while schedules wait: look at them again. */
   readonly onChange: () => void
+  /** Owed ticks watched (see `watch`) were answered by their holder, or are to be fired here. */
+  readonly onOwed: (key: string, now: OwedNow) => void
+}
+
+/** Where a schedule that came to this dispatcher starts: after `at`, but for the ticks a live holder owes. */
+export interface Start {
+  readonly at: number
+  readonly owed?: OwedTicks
 }
 
 /**
  * Every dispatcher's heartbeat watermark, read from the members topic, and the schedules that wait for a
- * previous owner: where a schedule that comes to this dispatcher starts, or that it must wait a little more.
+ * previous owner: where a schedule that comes to this dispatcher starts, or that it must wait a little more; and
+ * the ticks live previous owners still deliver for schedules started here, until they are answered or given up.
  */
 export class PreviousOwners {
   readonly #options: PreviousOwnersOptions
@@ -38,6 +48,7 @@ export class PreviousOwners {
   readonly #book: WatermarkBook
   // Schedules of the contract whose start waits for a previous owner: since when (local clock).
   readonly #waiting = new Map<string, number>()
+  readonly #watches = new Map<string, OwedTicks>()
   #timer: NodeJS.Timeout | undefined
   #recheckQueued = false
   // Set when the heartbeats just read are what calls the next look: the book is up to date without a barrier.
@@ -99,7 +110,7 @@ export class PreviousOwners {
     releases: readonly HeldRelease[],
     creationMs: number,
     now: number
-  ): number | undefined {
+  ): Start | undefined {
     const waitingSince = this.#waiting.get(key) ?? now
     const self = { id: this.#options.dispatcherId, incarnation: this.#options.incarnation, releases }
     const giveUp = now - waitingSince >= HANDOVER_WAIT_MS
@@ -109,13 +120,27 @@ export class PreviousOwners {
       return undefined
     }
     this.#waiting.delete(key)
-    if (found.kind === 'since') return found.at
-    return Number.isFinite(creationMs) ? creationMs - 1 : now
+    if (found.kind === 'since') return found
+    return { at: Number.isFinite(creationMs) ? creationMs - 1 : now }
   }
 
-  /** The schedule left this dispatcher: it waits no more. */
+  /** Watches ticks a live previous owner of `key` still delivers: `onOwed` says what becomes of them. */
+  watch(key: string, owed: OwedTicks): void {
+    this.#watches.set(key, owed)
+    this.#queueRecheck()
+  }
+
+  /** Owed ticks watched, over all schedules. */
+  get watched(): number {
+    let n = 0
+    for (const owed of this.#watches.values()) n += owed.ticks.length
+    return n
+  }
+
+  /** The schedule left this dispatcher: it waits no more, and watches nothing of it. */
   forget(key: string): void {
     this.#waiting.delete(key)
+    this.#watches.delete(key)
   }
 
   /** While schedules wait, look again when the first of them would stop waiting (heartbeats read also do). */
@@ -133,14 +158,31 @@ export class PreviousOwners {
     const read = memberUpdateOf(record)
     if (read.kind !== 'update') return
     this.#book.apply(read.update)
-    // A schedule waiting for its previous owner may start now: once per batch of heartbeats read.
-    if (this.#waiting.size > 0 && !this.#recheckQueued) {
-      this.#recheckQueued = true
-      queueMicrotask(() => {
-        this.#recheckQueued = false
-        this.#heartbeatsRead = true
-        this.#options.onChange()
-      })
+    this.#queueRecheck()
+  }
+
+  /** A schedule waiting for its previous owner may start now, a tick watched may be settled: once per batch read. */
+  #queueRecheck(): void {
+    if ((this.#waiting.size === 0 && this.#watches.size === 0) || this.#recheckQueued) return
+    this.#recheckQueued = true
+    queueMicrotask(() => {
+      this.#recheckQueued = false
+      this.#checkWatches()
+      if (this.#waiting.size === 0) return
+      this.#heartbeatsRead = true
+      this.#options.onChange()
+    })
+  }
+
+  #checkWatches(): void {
+    for (const [key, owed] of this.#watches) {
+      const now = this.#book.owedNow(key, owed)
+      if (now.answered.length === 0 && now.fire.length === 0) continue
+      const settled = new Set([...now.answered, ...now.fire])
+      const ticks = owed.ticks.filter(at => !settled.has(at))
+      if (ticks.length === 0) this.#watches.delete(key)
+      else this.#watches.set(key, { ...owed, ticks })
+      this.#options.onOwed(key, now)
     }
   }
 }

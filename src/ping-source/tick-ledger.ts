@@ -4,17 +4,19 @@ import type { Release } from '../store/index.ts'
 /** Releases of one schedule a heartbeat names at most (a schedule that bounced between dispatchers). */
 const RELEASES_PER_SCHEDULE = 3
 
-/** A release as this dispatcher holds it. */
+/** A release as this dispatcher holds it (see Release): `owed` and `orphaned` shrink as their ticks settle. */
 export interface HeldRelease {
   readonly at: number | null
   readonly heldSince: bigint
   readonly until: number
+  readonly owed: number[]
+  readonly orphaned: number[]
 }
 
 /**
  * The ticks of this dispatcher's schedules that are out but not yet handled (in flight, retrying, or aborted
  * by fencing), and the final watermarks of schedules it gave up, held for a while so their next owner can
- * read them from its heartbeats.
+ * read them from its heartbeats — and for as long as ticks it still owes them are in flight.
  */
 export class TickLedger {
   // Usually one tick open per schedule: a number; an array only while a schedule has several out.
@@ -46,6 +48,12 @@ export class TickLedger {
     else if (open.length === 0) this.#open.delete(key)
   }
 
+  /** The ticks of `key` out and not handled. */
+  openOf(key: string): readonly number[] {
+    const open = this.#open.get(key)
+    return open === undefined ? [] : typeof open === 'number' ? [open] : open
+  }
+
   /** The oldest tick of `key` out and not handled. */
   oldestOpen(key: string): number | undefined {
     const open = this.#open.get(key)
@@ -73,12 +81,30 @@ export class TickLedger {
   }
 
   /**
-   * The holding of `key` given at `heldSince` ended here, handled through `at` (null: never started); say so in
-   * heartbeats until `until`, beside the releases of its earlier holdings (at most RELEASES_PER_SCHEDULE).
+   * The holding of `key` given at `heldSince` ended here, handled through `at` (null: never started) but for the
+   * ticks `owed`, still in flight here; say so in heartbeats until `until` and while any of those is, beside the
+   * releases of its earlier holdings (at most RELEASES_PER_SCHEDULE).
    */
-  release(key: string, at: number | null, heldSince: bigint, until: number): void {
+  release(key: string, at: number | null, heldSince: bigint, until: number, owed: readonly number[] = []): void {
     const kept = (this.#released.get(key) ?? []).filter(r => r.heldSince !== heldSince)
-    this.#released.set(key, [{ at, heldSince, until }, ...kept].slice(0, RELEASES_PER_SCHEDULE))
+    const release: HeldRelease = { at, heldSince, until, owed: [...owed], orphaned: [] }
+    this.#released.set(key, [release, ...kept].slice(0, RELEASES_PER_SCHEDULE))
+  }
+
+  /**
+   * A tick of `key` in flight came back: answered (`answered`), it is owed no more; aborted, a release that owes it
+   * names it orphaned, for the next owner to fire. True when a release changed (worth a heartbeat).
+   */
+  settleOwed(key: string, at: number, answered: boolean): boolean {
+    let changed = false
+    for (const release of this.#released.get(key) ?? []) {
+      const i = release.owed.indexOf(at)
+      if (i < 0) continue
+      release.owed.splice(i, 1)
+      if (!answered) release.orphaned.push(at)
+      changed = true
+    }
+    return changed
   }
 
   /** The releases of `key` this dispatcher still names, newest first. */
@@ -101,7 +127,7 @@ export class TickLedger {
   releases(now: number, max: number = MAX_NAMED): { named: Record<string, Release[]>; cut: boolean } {
     const live: Array<[string, HeldRelease[]]> = []
     for (const [key, list] of this.#released) {
-      const kept = list.filter(r => r.until > now)
+      const kept = list.filter(r => r.until > now || r.owed.length > 0)
       if (kept.length === 0) this.#released.delete(key)
       else {
         if (kept.length < list.length) this.#released.set(key, kept)
@@ -112,9 +138,11 @@ export class TickLedger {
       live.sort((a, b) => (b[1][0] as HeldRelease).until - (a[1][0] as HeldRelease).until).length = max
     const named: Record<string, Release[]> = {}
     for (const [key, list] of live) {
-      named[key] = list.map(({ at, heldSince }) => ({
+      named[key] = list.map(({ at, heldSince, owed, orphaned }) => ({
         through: at === null ? null : iso(at),
-        heldSince: String(heldSince)
+        heldSince: String(heldSince),
+        ...(owed.length === 0 ? {} : { owed: owed.map(iso) }),
+        ...(orphaned.length === 0 ? {} : { orphaned: orphaned.map(iso) })
       }))
     }
     return { named, cut: live.length < this.#released.size }

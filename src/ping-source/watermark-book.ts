@@ -28,10 +28,28 @@ export interface Holder {
   readonly leftAtMs: number
 }
 
+/**
+ * Ticks a live former holder still delivers (its release names them owed): the new owner watches its heartbeats
+ * (`WatermarkBook.owedNow`) and fires those it gives up or does not live to answer.
+ */
+export interface OwedTicks {
+  readonly dispatcher: string
+  readonly incarnation: number
+  /** The holding whose release owes them. */
+  readonly heldSince: bigint
+  readonly ticks: readonly number[]
+}
+
+/** What became of watched owed ticks: answered by their holder, or to be fired here (given up, or it stopped). */
+export interface OwedNow {
+  readonly answered: readonly number[]
+  readonly fire: readonly number[]
+}
+
 /** Where a schedule that comes to a dispatcher starts. */
 export type Resolution =
-  /** Every tick at or before `at` was handled by whoever had it before. */
-  | { readonly kind: 'since'; readonly at: number }
+  /** Every tick at or before `at` was handled by whoever had it before, but for `owed`, still in flight there. */
+  | { readonly kind: 'since'; readonly at: number; readonly owed?: OwedTicks }
   /** A live dispatcher may still fire it: start when its heartbeat says it stopped. */
   | { readonly kind: 'wait'; readonly on: string }
   /** Nobody ever fired it, as far as the heartbeats tell. */
@@ -42,7 +60,12 @@ export interface ResolvingSelf {
   readonly id: string
   readonly incarnation: number
   /** Its own releases of the schedule (TickLedger.releasesOf). */
-  readonly releases?: ReadonlyArray<{ readonly at: number | null; readonly heldSince: bigint }>
+  readonly releases?: ReadonlyArray<{
+    readonly at: number | null
+    readonly heldSince: bigint
+    readonly owed: readonly number[]
+    readonly orphaned: readonly number[]
+  }>
 }
 
 interface BookEntry {
@@ -63,6 +86,7 @@ export interface WatermarkBookOptions {
 }
 
 const UNKNOWN: Resolution = Object.freeze({ kind: 'unknown' })
+const NOTHING_YET: OwedNow = Object.freeze({ answered: [], fire: [] })
 
 /**
  * What a new owner needs to know of a schedule's past: every dispatcher incarnation's newest watermark, kept
@@ -162,12 +186,15 @@ export class WatermarkBook {
   ): Resolution | undefined {
     // The lowest handled point of later incarnations that may never have had it: a bound on the earlier ones.
     let bound = Number.POSITIVE_INFINITY
-    const since = (at: number): Resolution => ({ kind: 'since', at: Math.min(at, bound) })
+    const since = (at: number) => ({ kind: 'since' as const, at: Math.min(at, bound) })
     for (const entry of this.#entries.get(holder.dispatcher) ?? []) {
       if (entry.id === self.id && entry.incarnation === self.incarnation) {
         // Its own releases speak for the holdings they ended, not for the schedule it holds now.
+        // Ticks it still owes that holding are in flight here, not given to it again: from below them.
         const own = self.releases?.find(r => r.heldSince === holder.offset)
-        if (own?.at != null && holder.leftAtMs !== Number.POSITIVE_INFINITY) return since(own.at)
+        if (own?.at != null && holder.leftAtMs !== Number.POSITIVE_INFINITY) {
+          return since(Math.min(own.at, ...own.owed.map(at => at - 1), ...own.orphaned.map(at => at - 1)))
+        }
         continue
       }
       const alive = !giveUp && !this.#stopped(entry, now)
@@ -182,8 +209,15 @@ export class WatermarkBook {
       // (where, its own release will say); an earlier holding's says nothing of this one.
       const mine = releases.find(r => r.heldSince === holder.offset)
       if (mine !== undefined) {
-        if (mine.at !== undefined) return since(mine.at)
-        continue
+        if (mine.at === undefined) continue
+        // What it gave up is fired here; what it still delivers, only if it stops first.
+        const owedBelow = this.#stopped(entry, now) ? mine.owed : []
+        const start = Math.min(mine.at, ...[...mine.orphaned, ...owedBelow].map(at => at - 1))
+        const resolved = since(start)
+        const ticks = this.#stopped(entry, now) ? [] : mine.owed.filter(at => at <= resolved.at)
+        if (ticks.length === 0) return resolved
+        const owed = { dispatcher: entry.id, incarnation: entry.incarnation, heldSince: holder.offset, ticks }
+        return { ...resolved, owed }
       }
       if (releases.some(r => r.heldSince > holder.offset)) {
         // Its release may still come (the holding is stopping, ticks in flight): wait while it lives.
@@ -202,6 +236,27 @@ export class WatermarkBook {
       bound = Math.min(bound, at)
     }
     return undefined
+  }
+
+  /**
+   * What became of owed ticks watched since a start (Resolution's `owed`): those its holder's newest heartbeat no
+   * longer names were answered; those it names orphaned, or names at all once it stopped, are to be fired. A
+   * holder whose heartbeats no longer name the release (cut short, or gone) is taken as having stopped.
+   */
+  owedNow(key: string, owed: OwedTicks): OwedNow {
+    const entry = this.#entries.get(owed.dispatcher)?.find(e => e.incarnation === owed.incarnation)
+    const watermark = entry?.watermark
+    if (entry === undefined || watermark === undefined) return { answered: [], fire: owed.ticks }
+    const release = readReleases(watermark.released[key]).find(r => r.heldSince === owed.heldSince)
+    const stopped = this.#stopped(entry, this.brokerNow())
+    if (release === undefined) return watermark.partial && !stopped ? NOTHING_YET : { answered: [], fire: owed.ticks }
+    const answered: number[] = []
+    const fire: number[] = []
+    for (const at of owed.ticks) {
+      if (release.orphaned.includes(at) || (stopped && release.owed.includes(at))) fire.push(at)
+      else if (!release.owed.includes(at)) answered.push(at)
+    }
+    return { answered, fire }
   }
 
   #stopped(entry: BookEntry, now: number | undefined): boolean {

@@ -104,17 +104,50 @@ export function iso(ms: number): string {
   return new Date(ms).toISOString()
 }
 
-// A malformed release is read as one of a holding later than any: the holder says nothing then (go lower).
-const UNREADABLE = [{ at: undefined, heldSince: BigInt(Number.MAX_SAFE_INTEGER) * 1000n }]
+/** A release as read from a heartbeat (see Release): times in ms; `at` undefined for a holding never started. */
+export interface ReadRelease {
+  readonly at: number | undefined
+  readonly heldSince: bigint
+  readonly owed: readonly number[]
+  readonly orphaned: readonly number[]
+}
 
-export function readReleases(value: unknown): Array<{ at: number | undefined; heldSince: bigint }> {
+const NO_TICKS: readonly number[] = Object.freeze([])
+
+// A malformed release is read as one of a holding later than any: the holder says nothing then (go lower).
+const UNREADABLE: ReadRelease[] = [
+  { at: undefined, heldSince: BigInt(Number.MAX_SAFE_INTEGER) * 1000n, owed: NO_TICKS, orphaned: NO_TICKS }
+]
+
+export function readReleases(value: unknown): ReadRelease[] {
   if (value === undefined) return []
   if (!Array.isArray(value)) return UNREADABLE
-  const out: Array<{ at: number | undefined; heldSince: bigint }> = []
+  const out: ReadRelease[] = []
   for (const r of value) {
     if (!isRecord(r) || typeof r['heldSince'] !== 'string' || !/^\d+$/.test(r['heldSince'])) return UNREADABLE
+    const owed = readTicks(r['owed'])
+    const orphaned = readTicks(r['orphaned'])
+    if (owed === undefined || orphaned === undefined) return UNREADABLE
     const through = r['through']
-    out.push({ at: typeof through === 'string' ? parseTime(through) : undefined, heldSince: BigInt(r['heldSince']) })
+    out.push({
+      at: typeof through === 'string' ? parseTime(through) : undefined,
+      heldSince: BigInt(r['heldSince']),
+      owed,
+      orphaned
+    })
+  }
+  return out
+}
+
+// A list of tick times; undefined when malformed.
+function readTicks(value: unknown): readonly number[] | undefined {
+  if (value === undefined) return NO_TICKS
+  if (!Array.isArray(value)) return undefined
+  const out: number[] = []
+  for (const v of value) {
+    const at = typeof v === 'string' ? parseTime(v) : undefined
+    if (at === undefined) return undefined
+    out.push(at)
   }
   return out
 }

@@ -139,11 +139,16 @@ export interface ScheduleWatermark {
 
 /**
  * A schedule a dispatcher gave up: the holding that ended (`heldSince`, the contract offset that had given it the
- * schedule) and how far that holding handled it (`through`; null for a holding it never started).
+ * schedule) and how far that holding handled it (`through`; null for a holding it never started). A holding that
+ * ended with ticks in flight names them: `owed`, ticks at or before `through` it still delivers (its next owner
+ * fires them only if it stops first), and `orphaned`, ticks it gave up without an answer (fenced or closing: its
+ * next owner fires them).
  */
 export interface Release {
   readonly through: string | null
   readonly heldSince: string
+  readonly owed?: readonly string[]
+  readonly orphaned?: readonly string[]
 }
 
 /**

@@ -7,8 +7,8 @@ import {
   ScheduleTable,
   TickLedger,
   WatermarkBook,
+  MAX_OWED,
   compactWatermark,
-  finishRelease,
   heartbeatWatermark,
   readWatermark,
   releaseSchedule
@@ -76,7 +76,7 @@ describe('compactWatermark', () => {
     table.due(T + 1_000)
     const ledger = new TickLedger()
     for (const [key, at] of exceptions) if (waiting.has(key)) ledger.begin(key, at + 1)
-    const watermark = readWatermark(heartbeatWatermark(table, ledger, ['PingSource/t/new'], 9n, 0, new Map(), waiting))!
+    const watermark = readWatermark(heartbeatWatermark(table, ledger, ['PingSource/t/new'], 9n, 0, waiting))!
     assert.equal(watermark.through, T + 1_000)
     assert.equal(watermark.partial, false)
     assert.equal(watermark.pending.size, 11)
@@ -320,7 +320,7 @@ describe('WatermarkBook.resolve', () => {
     const { b } = book()
     assert.deepEqual(b.resolve(KEY, [from('dispatcher-0', 5)], self), { kind: 'unknown' })
     b.apply({ id: 'dispatcher-9', value: beat('dispatcher-9', 1, { through: T, contractOffset: 3 }), appendTimeMs: T })
-    const releases = [{ at: T - 5, heldSince: 2n }]
+    const releases = [{ at: T - 5, heldSince: 2n, owed: [], orphaned: [] }]
     assert.deepEqual(b.resolve(KEY, [from('dispatcher-9', 2)], { ...self, releases }), { kind: 'since', at: T - 5 })
     assert.deepEqual(b.resolve(KEY, [from('dispatcher-9', 6)], { ...self, releases }), { kind: 'unknown' })
   })
@@ -350,31 +350,103 @@ describe('heartbeatWatermark', () => {
 })
 
 describe('releaseSchedule', () => {
-  it('with a tick in flight names nothing until it is answered, then releases exactly: the tick is not fired twice', () => {
+  const every = { schedule: '* * * * * *', creationMs: T - 60_000, latePolicy: 'all' as const }
+
+  it('with a tick in flight releases at once past it, naming it owed until it is answered: nothing is fired twice', () => {
     const table = new ScheduleTable()
     const ledger = new TickLedger()
     const key = 'PingSource/ns/a'
-    table.set(key, { schedule: '* * * * * *', creationMs: T - 60_000, latePolicy: 'all' }, T - 1, T - 1)
+    table.set(key, every, T - 1, T - 1)
     const [tick] = table.due(T).ticks
     ledger.begin(key, tick!.at)
-    const stopping = releaseSchedule(table, ledger, key, 7n, T + 100, true)
-    assert.ok(stopping, 'a tick in flight: stopping, not released')
+    releaseSchedule(table, ledger, key, 7n, T + 100, [tick!.at])
     assert.equal(table.has(key), false, 'it fires no more')
     const during = heartbeatWatermark(table, ledger, [], 9n, T + 100)
-    assert.equal(during.released, undefined)
-    assert.deepEqual(during.exceptions, { [key]: iso(T - 1) }, 'a holder that dies now is taken below the tick')
-    ledger.end(key, tick!.at)
-    finishRelease(ledger, key, stopping, T + 200)
+    assert.deepEqual(during.released, { [key]: [{ through: iso(T), heldSince: '7', owed: [iso(T)] }] })
+    assert.equal(during.exceptions, undefined)
+    assert.equal(ledger.settleOwed(key, tick!.at, true), true)
     assert.deepEqual(heartbeatWatermark(table, ledger, [], 9n, T + 200).released, {
       [key]: [{ through: iso(T), heldSince: '7' }]
     })
     // Nothing in flight: released at once; a holding never started: null, beside the one before.
-    table.set('b', { schedule: '* * * * * *', creationMs: T - 60_000, latePolicy: 'all' }, T, T)
-    assert.equal(releaseSchedule(table, ledger, 'b', 8n, T, false), undefined)
-    releaseSchedule(table, ledger, 'b', 11n, T, false)
+    table.set('b', every, T, T)
+    releaseSchedule(table, ledger, 'b', 8n, T, [])
+    releaseSchedule(table, ledger, 'b', 11n, T, [])
     assert.deepEqual(ledger.releasesOf('b'), [
-      { at: null, heldSince: 11n, until: T + RELEASE_HOLD_MS },
-      { at: T, heldSince: 8n, until: T + RELEASE_HOLD_MS }
+      { at: null, heldSince: 11n, until: T + RELEASE_HOLD_MS, owed: [], orphaned: [] },
+      { at: T, heldSince: 8n, until: T + RELEASE_HOLD_MS, owed: [], orphaned: [] }
     ])
+  })
+
+  it('names an aborted owed tick orphaned, keeps a release with owed ticks past its hold, and owes at most MAX_OWED', () => {
+    const table = new ScheduleTable()
+    const ledger = new TickLedger()
+    const key = 'PingSource/ns/c'
+    table.set(key, every, T - 1, T - 1)
+    const ticks = table.due(T + (MAX_OWED + 4) * 1000).ticks.map(t => t.at)
+    for (const at of ticks) ledger.begin(key, at)
+    // All sent but the newest two: the release is below the first not sent, and owes at most MAX_OWED.
+    releaseSchedule(table, ledger, key, 3n, T, ticks.slice(0, -2))
+    const [release] = ledger.releasesOf(key)
+    assert.equal(release!.owed.length, MAX_OWED)
+    assert.equal(release!.at, ticks[MAX_OWED]! - 1)
+    ledger.settleOwed(key, ticks[0]!, false)
+    const late = heartbeatWatermark(table, ledger, [], 9n, T + RELEASE_HOLD_MS + 1)
+    const named = late.released?.[key]?.[0]
+    assert.deepEqual(named?.orphaned, [iso(ticks[0]!)], 'aborted: its next owner fires it')
+    assert.equal(named?.owed?.length, MAX_OWED - 1, 'still named past the hold: ticks are owed')
+    for (const at of ticks.slice(1, MAX_OWED)) ledger.settleOwed(key, at, true)
+    assert.equal(heartbeatWatermark(table, ledger, [], 9n, T + RELEASE_HOLD_MS + 1).released, undefined)
+  })
+})
+
+describe('WatermarkBook and owed ticks', () => {
+  const KEY = 'PingSource/ns/owed'
+  const owedBeat = (incarnation: number, release: Record<string, unknown>) => ({
+    id: 'dispatcher-0',
+    incarnation,
+    watermark: { through: iso(T + 10_000), released: { [KEY]: [release] }, contractOffset: '5' }
+  })
+  const holder: Holder = { dispatcher: 'dispatcher-0', offset: 2n, incarnation: 1, leftAtMs: T }
+  const self = { id: 'dispatcher-1', incarnation: 1 }
+
+  it('a live holder: start past its owed ticks and watch them; answered ones end, orphaned ones fire here', () => {
+    let now = 0
+    const b = new WatermarkBook({ livenessTimeoutMs: 10_000, clock: () => now })
+    const owed = [iso(T + 1_000), iso(T + 2_000)]
+    b.apply({
+      id: 'dispatcher-0',
+      value: owedBeat(1, { through: iso(T + 3_000), heldSince: '2', owed }),
+      appendTimeMs: T
+    })
+    const found = b.resolve(KEY, [holder], self)
+    assert.deepEqual(found, {
+      kind: 'since',
+      at: T + 3_000,
+      owed: { dispatcher: 'dispatcher-0', incarnation: 1, heldSince: 2n, ticks: [T + 1_000, T + 2_000] }
+    })
+    if (found.kind !== 'since' || found.owed === undefined) return
+    assert.deepEqual(b.owedNow(KEY, found.owed), { answered: [], fire: [] })
+    const next = { through: iso(T + 3_000), heldSince: '2', orphaned: [iso(T + 2_000)] }
+    b.apply({ id: 'dispatcher-0', value: owedBeat(1, next), appendTimeMs: T + 2_000 })
+    now = 2_000
+    assert.deepEqual(b.owedNow(KEY, found.owed), { answered: [T + 1_000], fire: [T + 2_000] })
+  })
+
+  it('a holder that stopped: start below its owed ticks; one that stops while watched: fire what it still owed', () => {
+    let now = 0
+    const b = new WatermarkBook({ livenessTimeoutMs: 10_000, clock: () => now })
+    const owed = [iso(T + 1_000), iso(T + 2_000)]
+    b.apply({
+      id: 'dispatcher-0',
+      value: owedBeat(1, { through: iso(T + 3_000), heldSince: '2', owed }),
+      appendTimeMs: T
+    })
+    const found = b.resolve(KEY, [holder], self)
+    if (found.kind !== 'since' || found.owed === undefined) return assert.fail('watch expected')
+    now = 60_000
+    b.apply({ id: 'dispatcher-9', value: { id: 'dispatcher-9', incarnation: 1 }, appendTimeMs: T + 60_000 })
+    assert.deepEqual(b.owedNow(KEY, found.owed), { answered: [], fire: [T + 1_000, T + 2_000] })
+    assert.deepEqual(b.resolve(KEY, [holder], self), { kind: 'since', at: T + 999 }, 'stopped: from below them')
   })
 })
