@@ -42,6 +42,8 @@ export type {
   SecretKeySelector,
   SecretValueFromSource,
   SinkGateFigures,
+  SinkOriginFigures,
+  SinkOriginRow,
   SourceResource,
   SourceStatus
 } from './types.ts'

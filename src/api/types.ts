@@ -55,6 +55,31 @@ export interface FlowControlRow extends SinkGateFigures {
   readonly dispatcher: string
 }
 
+/**
+ * What a dispatcher's connections to one sink origin show, over every source it delivers there: a stalled sink
+ * shows as an old request in flight, and a sink whose backlog drops connections as requests sent again.
+ */
+export interface SinkOriginFigures {
+  /** The origin (`http://host:port`). */
+  readonly origin: string
+  /** Requests holding a connection slot: connecting, on the wire or waiting for the answer. */
+  readonly inFlight: number
+  /** How long the oldest request in flight has been, whole milliseconds (0: none). */
+  readonly oldestInFlightMs: number
+  /** Requests sent again because the sink never read them or no connection could be had, since the start. */
+  readonly resent: number
+  /** Connections the sink never accepted (each one's request was sent again), since the start. */
+  readonly notAccepted: number
+}
+
+/**
+ * One dispatcher's connections to one origin a source sends to (its sink or dead letter sink), as
+ * `status.sinkOrigins` lists it (Shoal's extension of the status; docs/delivery.md "Where to see it").
+ */
+export interface SinkOriginRow extends SinkOriginFigures {
+  readonly dispatcher: string
+}
+
 /** Knative duckv1.KReference, restricted to what Shoal resolves: a Service. */
 export interface KReference {
   readonly apiVersion: string

@@ -1,4 +1,5 @@
-import type { FlowControlRow } from '../api/index.ts'
+import type { FlowControlRow, SinkOriginRow } from '../api/index.ts'
+import { humanDuration } from './age.ts'
 import { conditionsOf, field, isObject, nameOf, namespaceOf, stringMap } from './resources.ts'
 import { alignRows, describeLayout } from './table.ts'
 
@@ -100,6 +101,52 @@ function flowTableRows(flow: readonly FlowControlRow[]): Row[] {
   ]
 }
 
+function originRowsOf(value: unknown): readonly SinkOriginRow[] | undefined {
+  if (!Array.isArray(value) || value.length === 0) return undefined
+  const rows = value.every(
+    (r: unknown) =>
+      isObject(r) &&
+      typeof r['dispatcher'] === 'string' &&
+      typeof r['origin'] === 'string' &&
+      typeof r['inFlight'] === 'number' &&
+      typeof r['oldestInFlightMs'] === 'number' &&
+      typeof r['resent'] === 'number' &&
+      typeof r['notAccepted'] === 'number'
+  )
+  return rows ? (value as SinkOriginRow[]) : undefined
+}
+
+/** `status.sinkOrigins` as a table: one line per dispatcher and origin, the oldest request in flight as an age. */
+function originTableRows(origins: readonly SinkOriginRow[]): Row[] {
+  return [
+    ['  Sink Origins:'],
+    ['    Dispatcher', 'Origin', 'In Flight', 'Oldest', 'Resent', 'Not Accepted'],
+    ['    ----------', '------', '---------', '------', '------', '------------'],
+    ...origins.map(r => [
+      `    ${r.dispatcher}`,
+      r.origin,
+      String(r.inFlight),
+      r.oldestInFlightMs === 0
+        ? '<none>'
+        : r.oldestInFlightMs < 1000
+          ? `${r.oldestInFlightMs}ms`
+          : humanDuration(r.oldestInFlightMs),
+      String(r.resent),
+      String(r.notAccepted)
+    ])
+  ]
+}
+
+/** Status fields shown as tables of their own, in this order, when they read as their rows. */
+const statusTables: ReadonlyArray<readonly [string, (value: unknown) => Row[] | undefined]> = [
+  ['flowControl', value => mapDefined(flowRowsOf(value), flowTableRows)],
+  ['sinkOrigins', value => mapDefined(originRowsOf(value), originTableRows)]
+]
+
+function mapDefined<T, U>(value: T | undefined, f: (value: T) => U): U | undefined {
+  return value === undefined ? undefined : f(value)
+}
+
 const describedMetadata = new Set(['name', 'namespace', 'labels', 'annotations'])
 const describedObject = new Set(['apiVersion', 'kind', 'metadata', 'spec', 'status'])
 
@@ -129,13 +176,18 @@ export function renderDescribe(object: unknown): string {
   const statusRest = isObject(status)
     ? Object.fromEntries(Object.entries(status).filter(([k]) => k !== 'conditions'))
     : {}
-  const flow = flowRowsOf(statusRest['flowControl'])
-  if (flow === undefined) rows.push(...fieldRows('Status', statusRest, 0))
+  // Tables of their own, last in Status: a line that is not a `key: value` pair ends its columns' alignment.
+  const tables: Row[] = []
+  for (const [key, tableOf] of statusTables) {
+    const table = tableOf(statusRest[key])
+    if (table === undefined) continue
+    delete statusRest[key]
+    tables.push(...table)
+  }
+  if (tables.length === 0) rows.push(...fieldRows('Status', statusRest, 0))
   else {
-    // A table of its own, last in Status: a line that is not a `key: value` pair ends its columns' alignment.
-    delete statusRest['flowControl']
     rows.push(...(Object.keys(statusRest).length > 0 ? fieldRows('Status', statusRest, 0) : [['Status:']]))
-    rows.push(...flowTableRows(flow))
+    rows.push(...tables)
   }
   const conditions = conditionsOf(object)
   if (conditions.length === 0) {

@@ -161,7 +161,8 @@ async function startServer(
             serviceUrlTemplate,
             id => liveById(id)?.zone,
             views.lastDeliveryError(entry.key),
-            views.flowOf(entry.key)
+            views.flowOf(entry.key),
+            id => originsOf(liveById(id))
           )
         : presentDispatcher(entry.object.metadata.name, entry, liveById(entry.object.metadata.name)),
     liveObjects: (info, stored) =>
@@ -315,7 +316,8 @@ function serveObservability(
         parts.serviceUrlTemplate,
         id => liveById(id)?.zone,
         views.lastDeliveryError(entry.key),
-        views.flowOf(entry.key)
+        views.flowOf(entry.key),
+        id => originsOf(liveById(id))
       ),
     log: parts.logTo,
     ...(options.secretKey === undefined ? {} : { secretKey: options.secretKey })
@@ -335,6 +337,11 @@ function notLeading(): never {
   })
 }
 
+/** The sink origins a dispatcher's heartbeat reports, if it is alive (a dead one's figures stopped). */
+function originsOf(live: LiveDispatcher | undefined): LiveDispatcher['origins'] {
+  return live?.alive === true ? live.origins : undefined
+}
+
 function liveDispatcherOf(m: MemberStatus): LiveDispatcher {
   return {
     id: m.id,
@@ -346,6 +353,7 @@ function liveDispatcherOf(m: MemberStatus): LiveDispatcher {
     lastHeartbeat: new Date(m.lastSeen).toISOString(),
     contractOffset: m.contractOffset,
     ...(m.sinks === undefined ? {} : { sinks: m.sinks }),
+    ...(m.origins === undefined ? {} : { origins: m.origins }),
     alive: m.state !== 'dead'
   }
 }

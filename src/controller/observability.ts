@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { DispatcherKind } from '../api/index.ts'
-import type { FlowControlRow } from '../api/index.ts'
+import type { FlowControlRow, SinkOriginRow } from '../api/index.ts'
 import { lagSourceOf } from '../autoscale/index.ts'
 import type { MemberStatus } from '../dispatcher/index.ts'
 import type { LagSource } from '../lag/index.ts'
@@ -135,16 +135,31 @@ function snapshot(options: ObservabilityOptions, lag: LagMonitor): UiSnapshot {
   })
 }
 
-/** What the dashboard shows of a source as the API presents it: its conditions and its flow control. */
-function presentedParts(presented: unknown): { conditions: UiCondition[]; flow?: FlowControlRow[] } {
+/** What the dashboard shows of a source as the API presents it: its conditions, flow control and sink origins. */
+function presentedParts(presented: unknown): {
+  conditions: UiCondition[]
+  flow?: FlowControlRow[]
+  origins?: SinkOriginRow[]
+} {
   const flow = flowOf(presented)
-  return { conditions: conditionsOf(presented), ...(flow.length > 0 ? { flow } : {}) }
+  const origins = originsOf(presented)
+  return {
+    conditions: conditionsOf(presented),
+    ...(flow.length > 0 ? { flow } : {}),
+    ...(origins.length > 0 ? { origins } : {})
+  }
 }
 
 function flowOf(presented: unknown): FlowControlRow[] {
   const rows = (presented as { status?: { flowControl?: unknown } }).status?.flowControl
   // presentSource builds these rows (FlowControlRow), so they have the shape the dashboard reads.
   return Array.isArray(rows) ? (rows as FlowControlRow[]) : []
+}
+
+function originsOf(presented: unknown): SinkOriginRow[] {
+  const rows = (presented as { status?: { sinkOrigins?: unknown } }).status?.sinkOrigins
+  // presentSource builds these rows (SinkOriginRow) too.
+  return Array.isArray(rows) ? (rows as SinkOriginRow[]) : []
 }
 
 function conditionsOf(presented: unknown): UiCondition[] {

@@ -1,13 +1,14 @@
-import { DispatcherKind, apiVersionOf, sourceStatus } from '../api/index.ts'
-import type { ConditionObservation, FlowControlRow, KindInfo, SourceStatus } from '../api/index.ts'
+import { DispatcherKind, apiVersionOf, resolveDestination, sourceStatus } from '../api/index.ts'
+import type { ConditionObservation, FlowControlRow, KindInfo, SinkOriginFigures, SourceStatus } from '../api/index.ts'
 import { isDispatcher, isKafkaSource } from '../store/index.ts'
 import type { DeliveryErrorRecord, MemberRecord, PlacementsRecord, StoredEntry, StoredSource } from '../store/index.ts'
 import { placedFlowRows } from './sink-flow.ts'
+import { originsOf, sinkOriginRows } from './sink-origins.ts'
 
 /** A dispatcher as its heartbeats show it: the heartbeat's own fields, when the last one came, and whether it lives. */
 export interface LiveDispatcher extends Pick<
   MemberRecord,
-  'id' | 'zone' | 'node' | 'capacity' | 'used' | 'incarnation' | 'contractOffset' | 'sinks'
+  'id' | 'zone' | 'node' | 'capacity' | 'used' | 'incarnation' | 'contractOffset' | 'sinks' | 'origins'
 > {
   /** Broker time of its last heartbeat, ISO-8601. */
   readonly lastHeartbeat: string
@@ -41,14 +42,17 @@ export function scheduledObservation(scheduling: PlacementsRecord | undefined, d
  * A source as the API shows it: its stored status with the scheduler's view merged in — the Scheduled
  * condition (and so Ready) and `status.placements`, Knative's field — computed when read, so it is never
  * staler than the placements record itself; and Shoal's `status.flowControl`: the live per-sink flow control of
- * the dispatchers it is placed on (`flow`, from their heartbeats), when it set the flow control annotations.
+ * the dispatchers it is placed on (`flow`, from their heartbeats), when it set the flow control annotations; and
+ * Shoal's `status.sinkOrigins`: those dispatchers' connections to its sink's and dead letter sink's origins
+ * (`originsOn` a dispatcher, from its heartbeats; undefined for one not alive).
  */
 export function presentSource(
   entry: StoredEntry<StoredSource>,
   serviceUrlTemplate: string,
   zoneOf: (dispatcher: string) => string | undefined = () => undefined,
   lastError?: DeliveryErrorRecord,
-  flow: readonly FlowControlRow[] = []
+  flow: readonly FlowControlRow[] = [],
+  originsOn: (dispatcher: string) => readonly SinkOriginFigures[] | undefined = () => undefined
 ): unknown {
   const resource = entry.object
   const scale = entry.scheduling?.scale
@@ -75,6 +79,14 @@ export function presentSource(
     return zone === undefined ? p : { ...p, zone }
   })
   const flowControl = placedFlowRows(flow, placements)
+  const deadLetterSink = isKafkaSource(resource) ? resource.spec.delivery?.deadLetterSink : undefined
+  const deadLetter =
+    deadLetterSink && resolveDestination(deadLetterSink, resource.metadata.namespace, { serviceUrlTemplate })
+  const sinkOrigins = sinkOriginRows(
+    placements,
+    originsOn,
+    originsOf([status.sinkUri, deadLetter?.kind === 'resolved' ? deadLetter.uri : undefined])
+  )
   return {
     ...entry.object,
     status: {
@@ -82,7 +94,8 @@ export function presentSource(
       ...counts,
       ...error,
       ...(placements.length > 0 ? { placements } : {}),
-      ...(flowControl.length > 0 ? { flowControl } : {})
+      ...(flowControl.length > 0 ? { flowControl } : {}),
+      ...(sinkOrigins.length > 0 ? { sinkOrigins } : {})
     }
   }
 }

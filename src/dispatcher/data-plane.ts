@@ -1,4 +1,4 @@
-import type { DeliveryObserver, SinkFlowState, SinkPolicy } from '../delivery/index.ts'
+import type { DeliveryObserver, OriginFigures, SinkFlowState, SinkPolicy } from '../delivery/index.ts'
 import { PingSourcePlane } from '../ping-source/index.ts'
 import type { PingSourcePlaneOptions } from '../ping-source/index.ts'
 import { SharedPlaneServices } from '../plane/index.ts'
@@ -8,7 +8,7 @@ import type { KafkaSourcePlaneOptions, SourceObserver } from '../kafka-source/in
 import type { RunningDispatcher } from './dispatcher.ts'
 import type { Log } from '../log/index.ts'
 import { closeInOrder } from '../util/index.ts'
-import { sinkReportsOf } from './sink-reports.ts'
+import { originReportsOf, sinkReportsOf } from './sink-reports.ts'
 
 /** What the planes of a dispatcher are built from, beside the dispatcher itself. */
 export interface DataPlaneOptions {
@@ -41,6 +41,8 @@ export interface DataPlane {
   status(): PlaneActivity[]
   /** The per-sink flow control of its deliverer, for the dispatcher's metrics (DispatcherMetrics.trackSinks). */
   flow(): SinkFlowState[]
+  /** Its deliverer's connections to each sink origin, for the dispatcher's metrics (DispatcherMetrics.trackOrigins). */
+  sinks(): OriginFigures[]
   /** Drains and stops every plane, then the shared services. Close it before the dispatcher. */
   close(): Promise<void>
 }
@@ -94,11 +96,13 @@ export async function startDataPlane(
   const marking = planes.find(plane => plane.watermark !== undefined)
   if (marking !== undefined) dispatcher.reportWatermark(() => marking.watermark?.())
   dispatcher.reportSinks(() => sinkReportsOf(services.deliverer.flow()))
+  dispatcher.reportOrigins(() => originReportsOf(services.deliverer.sinks()))
   apply()
   return {
     planes,
     status: () => planes.flatMap(plane => plane.activity?.() ?? []),
     flow: () => services.deliverer.flow(),
+    sinks: () => services.deliverer.sinks(),
     async close() {
       dispatcher.off('contract', apply)
       dispatcher.off('fenced', apply)

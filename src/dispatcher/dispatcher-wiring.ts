@@ -50,6 +50,7 @@ export async function startWiredDispatcher(wiring: DispatcherWiring): Promise<Wi
     })
     metrics?.track(dataPlane)
     metrics?.trackSinks(dataPlane)
+    metrics?.trackOrigins(dataPlane)
     return {
       dispatcher,
       dataPlane,

@@ -15,7 +15,7 @@ import { Heartbeater } from './heartbeater.ts'
 import { nextIncarnation } from './incarnation.ts'
 import { DEFAULT_LIVENESS_TIMEOUT_MS, fenceAfterOf, heartbeatIntervalOf } from './liveness.ts'
 import { checkMemberRecord } from './record-shapes.ts'
-import type { SinkReports } from './sink-reports.ts'
+import type { OriginReports, SinkReports } from './sink-reports.ts'
 import type { Log } from '../log/index.ts'
 
 /** The least time between two heartbeats asked for by heartbeatSoon. */
@@ -65,6 +65,8 @@ export interface RunningDispatcher extends EventEmitter<DispatcherEvents> {
   reportWatermark(provider: () => MemberRecord['watermark']): void
   /** Puts its deliverer's flow control gates into every heartbeat from now on (`shoal describe`, the dashboard). */
   reportSinks(provider: () => SinkReports): void
+  /** Puts its deliverer's connections to each sink origin into every heartbeat from now on (a stalled sink shows). */
+  reportOrigins(provider: () => OriginReports): void
   /**
    * Asks for a heartbeat soon, between the regular ones (at most one per WATERMARK_BEAT_GAP_MS): the PingSource
    * plane's watermark moved (a burst of ticks answered, a schedule released), and the sooner the members topic
@@ -140,6 +142,7 @@ class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispat
   #closed: Promise<void> | undefined
   #watermark: (() => MemberRecord['watermark']) | undefined
   #sinks: (() => SinkReports) | undefined
+  #origins: (() => OriginReports) | undefined
   #soon: NodeJS.Timeout | undefined
   #lastSoonAt = Number.NEGATIVE_INFINITY
 
@@ -217,6 +220,10 @@ class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispat
 
   reportSinks(provider: () => SinkReports): void {
     this.#sinks = provider
+  }
+
+  reportOrigins(provider: () => OriginReports): void {
+    this.#origins = provider
   }
 
   takeEndedHoldings(): EndedHolding[] {
@@ -297,6 +304,7 @@ class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispat
   #heartbeat(): MemberRecord {
     const watermark = this.#watermark?.()
     const flow = this.#sinks?.()
+    const origins = this.#origins?.()
     return {
       id: this.id,
       incarnation: this.#incarnation,
@@ -312,7 +320,9 @@ class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispat
       startedAt: this.#startedAt,
       ...(watermark === undefined ? {} : { watermark }),
       ...(flow === undefined || flow.sinks.length === 0 ? {} : { sinks: flow.sinks }),
-      ...(flow?.partial === true ? { sinksPartial: true } : {})
+      ...(flow?.partial === true ? { sinksPartial: true } : {}),
+      ...(origins === undefined || origins.origins.length === 0 ? {} : { origins: origins.origins }),
+      ...(origins?.partial === true ? { originsPartial: true } : {})
     }
   }
 

@@ -21,13 +21,33 @@ export function checkMemberRecord(value: unknown): Checked<MemberRecord> {
     stringField(value, 'contractOffset') ??
     stringField(value, 'startedAt')
   if (problem !== undefined) return invalid(problem)
-  // The flow control report is for people: one that does not read is left out, never the heartbeat with it (a live
-  // dispatcher must not look dead for it). Heartbeats of older versions have none.
-  if (value['sinks'] !== undefined && !isSinkReports(value['sinks'])) {
-    const { sinks: _sinks, sinksPartial: _partial, ...rest } = value
-    return { kind: 'ok', record: rest as unknown as MemberRecord }
+  // The flow control and origin reports are for people: one that does not read is left out, never the heartbeat
+  // with it (a live dispatcher must not look dead for it). Heartbeats of older versions have none.
+  let record = value
+  if (record['sinks'] !== undefined && !isSinkReports(record['sinks'])) {
+    const { sinks: _sinks, sinksPartial: _partial, ...rest } = record
+    record = rest
   }
-  return { kind: 'ok', record: value as unknown as MemberRecord }
+  if (record['origins'] !== undefined && !isOriginReports(record['origins'])) {
+    const { origins: _origins, originsPartial: _partial, ...rest } = record
+    record = rest
+  }
+  return { kind: 'ok', record: record as unknown as MemberRecord }
+}
+
+function isOriginReports(value: unknown): boolean {
+  return (
+    Array.isArray(value) &&
+    value.every(
+      (r: unknown) =>
+        isObject(r) &&
+        typeof r['origin'] === 'string' &&
+        integerField(r, 'inFlight', 0) === undefined &&
+        integerField(r, 'oldestInFlightMs', 0) === undefined &&
+        integerField(r, 'resent', 0) === undefined &&
+        integerField(r, 'notAccepted', 0) === undefined
+    )
+  )
 }
 
 function isSinkReports(value: unknown): boolean {

@@ -3,6 +3,8 @@ import type { DeliveryObserver } from '../delivery/index.ts'
 import type { SourceObserver } from '../kafka-source/index.ts'
 import { registerSinkFlowMetrics } from './sink-flow-metrics.ts'
 import type { SinkFlowView } from './sink-flow-metrics.ts'
+import { registerSinkOriginMetrics } from './sink-origin-metrics.ts'
+import type { SinkOriginView } from './sink-origin-metrics.ts'
 import { SourceMetrics } from './source-metrics.ts'
 import type { SourceActivity } from './source-metrics.ts'
 
@@ -54,6 +56,7 @@ export class DispatcherMetrics {
   readonly #sources: SourceMetrics
   readonly #planes: SourcesView[] = []
   readonly #sinks: SinkFlowView[] = []
+  readonly #origins: SinkOriginView[] = []
   readonly #now: () => number
 
   constructor(options: DispatcherMetricsOptions) {
@@ -68,6 +71,7 @@ export class DispatcherMetrics {
     this.observer = this.#sources
     const registers = [this.registry]
     registerSinkFlowMetrics(this.registry, this.#sinks)
+    registerSinkOriginMetrics(this.registry, this.#origins)
     const dispatcher = this.#dispatcher
     new Gauge({
       name: 'shoal_dispatcher_capacity',
@@ -120,6 +124,11 @@ export class DispatcherMetrics {
   /** Shows the per-sink flow control of a deliverer. */
   trackSinks(view: SinkFlowView): void {
     this.#sinks.push(view)
+  }
+
+  /** Shows a deliverer's connections to each sink origin: the oldest request in flight, requests sent again. */
+  trackOrigins(view: SinkOriginView): void {
+    this.#origins.push(view)
   }
 
   /** Every metric in the Prometheus text format, gauges brought up to date first. */

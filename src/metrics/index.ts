@@ -18,3 +18,5 @@ export { DEFAULT_LAG_HISTORY_MS, DEFAULT_LAG_INTERVAL_MS, LagMonitor } from './l
 export type { LagMonitorOptions, LagSnapshot } from './lag-monitor.ts'
 export { registerSinkFlowMetrics } from './sink-flow-metrics.ts'
 export type { SinkFlowView } from './sink-flow-metrics.ts'
+export { registerSinkOriginMetrics } from './sink-origin-metrics.ts'
+export type { SinkOriginView } from './sink-origin-metrics.ts'

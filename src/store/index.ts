@@ -24,7 +24,7 @@ export type {
   WriteResult
 } from './types.ts'
 export { isDispatcher, isKafkaSource, isPingSource, isSealedSecret, isSource, storedObjectOf } from './stored-kinds.ts'
-export { MAX_SINK_REPORTS, contractKey, ordinalOf } from './records.ts'
+export { MAX_ORIGIN_REPORTS, MAX_SINK_REPORTS, contractKey, ordinalOf } from './records.ts'
 export type {
   ContractRecord,
   DeliveryErrorRecord,

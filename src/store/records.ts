@@ -2,7 +2,7 @@
  * The records the scheduler leader and the dispatchers exchange through Kafka (DESIGN §4). Every value is
  * JSON with the `shoal-schema` header (see codec.ts); these are their shapes.
  */
-import type { SinkGateFigures } from '../api/index.ts'
+import type { SinkGateFigures, SinkOriginFigures } from '../api/index.ts'
 
 /** Which of a dispatcher's two capacities a source uses: consumer slots (KafkaSource) or schedule slots (PingSource). */
 export type SlotKind = 'consumer' | 'schedule'
@@ -101,10 +101,20 @@ export interface MemberRecord {
   readonly sinks?: readonly SinkFlowReport[]
   /** Set when `sinks` was cut short (more than MAX_SINK_REPORTS gates): the idlest gates are not named. */
   readonly sinksPartial?: true
+  /**
+   * Its connections to every sink origin it delivers to, over all its sources, the most stalled first (oldest
+   * request in flight); absent when it has none (and in heartbeats of older versions).
+   */
+  readonly origins?: readonly SinkOriginFigures[]
+  /** Set when `origins` was cut short (more than MAX_ORIGIN_REPORTS origins): the idlest are not named. */
+  readonly originsPartial?: true
 }
 
 /** The most gates a heartbeat names: it is written every 2 s and read by every controller and dispatcher. */
 export const MAX_SINK_REPORTS = 100
+
+/** The most sink origins a heartbeat names, for the same reason. */
+export const MAX_ORIGIN_REPORTS = 100
 
 /** One flow control gate of a dispatcher as its heartbeat carries it (`MemberRecord.sinks`). */
 export interface SinkFlowReport extends SinkGateFigures {

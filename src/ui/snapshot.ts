@@ -1,5 +1,5 @@
 // What the dashboard shows, built from the controller's views in one pure function (tested without I/O).
-import type { FlowControlRow } from '../api/index.ts'
+import type { FlowControlRow, SinkOriginRow } from '../api/index.ts'
 import { ratesBetween } from '../lag/index.ts'
 import type { LagSample } from '../lag/index.ts'
 
@@ -27,6 +27,8 @@ export interface UiSourceInput {
   readonly conditions: readonly UiCondition[]
   /** Its per-sink flow control on the dispatchers it is placed on (the presented `status.flowControl`). */
   readonly flow?: readonly FlowControlRow[]
+  /** Those dispatchers' connections to its sink origins (the presented `status.sinkOrigins`). */
+  readonly origins?: readonly SinkOriginRow[]
 }
 
 export interface UiCondition {
@@ -95,6 +97,8 @@ export interface UiSource {
   readonly history?: readonly UiPoint[]
   /** Its flow control gates, by dispatcher then sink; absent when it has none. */
   readonly flow?: readonly FlowControlRow[]
+  /** Its sink origins as its dispatchers see them, by dispatcher then origin; absent when none reported them. */
+  readonly origins?: readonly SinkOriginRow[]
 }
 
 /** The dashboard's whole state, sent on every change. */
@@ -177,7 +181,10 @@ export function buildSnapshot(input: UiSnapshotInput): UiSnapshot {
         conditions: s.conditions,
         ...(last ? { lag: last.lag, rate: last.rate } : {}),
         ...(history && withHistory.has(s.key) ? { history } : {}),
-        ...(s.flow !== undefined && s.flow.length > 0 ? { flow: [...s.flow].sort(byDispatcherThenSink) } : {})
+        ...(s.flow !== undefined && s.flow.length > 0 ? { flow: [...s.flow].sort(byDispatcherThenSink) } : {}),
+        ...(s.origins !== undefined && s.origins.length > 0
+          ? { origins: [...s.origins].sort(byDispatcherThenOrigin) }
+          : {})
       }
     })
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.kind < b.kind ? -1 : 1))
@@ -197,6 +204,12 @@ export function buildSnapshot(input: UiSnapshotInput): UiSnapshot {
 
 function byDispatcherThenSink(a: FlowControlRow, b: FlowControlRow): number {
   return ordinal(a.dispatcher) - ordinal(b.dispatcher) || compare(a.dispatcher, b.dispatcher) || compare(a.sink, b.sink)
+}
+
+function byDispatcherThenOrigin(a: SinkOriginRow, b: SinkOriginRow): number {
+  return (
+    ordinal(a.dispatcher) - ordinal(b.dispatcher) || compare(a.dispatcher, b.dispatcher) || compare(a.origin, b.origin)
+  )
 }
 
 function compare(a: string, b: string): number {

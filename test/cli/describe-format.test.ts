@@ -110,3 +110,60 @@ test('a flowControl that is not a list of rows is described as any other field',
   ;(object.status as Record<string, unknown>)['flowControl'] = 'n/a'
   assert.match(renderDescribe(object), /^ {2}Flow Control: +n\/a$/m)
 })
+
+test('describe prints a source’s sink origins as a table after its flow control: the oldest request in flight as an age', () => {
+  const object = kafkaSource('stalled')
+  const status = object.status as Record<string, unknown>
+  status['flowControl'] = [
+    { dispatcher: 'dispatcher-0', sink: 'http://127.0.0.1:40125', adaptive: false, limit: 2, inFlight: 2, queued: 0 }
+  ]
+  status['sinkOrigins'] = [
+    {
+      dispatcher: 'dispatcher-0',
+      origin: 'http://127.0.0.1:40125',
+      inFlight: 2,
+      oldestInFlightMs: 95_400,
+      resent: 12,
+      notAccepted: 9
+    },
+    {
+      dispatcher: 'dispatcher-1',
+      origin: 'http://127.0.0.1:40125',
+      inFlight: 1,
+      oldestInFlightMs: 40,
+      resent: 0,
+      notAccepted: 0
+    },
+    {
+      dispatcher: 'dispatcher-2',
+      origin: 'http://127.0.0.1:40125',
+      inFlight: 0,
+      oldestInFlightMs: 0,
+      resent: 3,
+      notAccepted: 0
+    }
+  ]
+  const text = renderDescribe(object)
+  const table = `Status:
+  Observed Generation:  1
+  Sink URI:             http://sink.example/
+  Flow Control:
+    Dispatcher    Sink                    Limit  In Flight  Queued  Latency
+    ----------    ----                    -----  ---------  ------  -------
+    dispatcher-0  http://127.0.0.1:40125  2      2          0       <none>
+  Sink Origins:
+    Dispatcher    Origin                  In Flight  Oldest  Resent  Not Accepted
+    ----------    ------                  ---------  ------  ------  ------------
+    dispatcher-0  http://127.0.0.1:40125  2          95s     12      9
+    dispatcher-1  http://127.0.0.1:40125  1          40ms    0       0
+    dispatcher-2  http://127.0.0.1:40125  0          <none>  3       0
+Conditions:
+`
+  assert.ok(text.includes(table), text)
+  // Without flow control, the sink origins are the only table.
+  delete status['flowControl']
+  assert.match(
+    renderDescribe(object),
+    /^ {2}Sink URI: +http:\/\/sink\.example\/\n {2}Sink Origins:\n {4}Dispatcher {4}Origin/m
+  )
+})

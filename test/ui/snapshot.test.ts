@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { buildSnapshot } from '../../src/ui/index.ts'
-import type { FlowControlRow } from '../../src/api/index.ts'
+import type { FlowControlRow, SinkOriginRow } from '../../src/api/index.ts'
 import type { UiSnapshotInput, UiSourceInput } from '../../src/ui/index.ts'
 
 function source(key: string, flow?: readonly FlowControlRow[]): UiSourceInput {
@@ -70,4 +70,38 @@ test('the snapshot carries a source’s flow control gates, by dispatcher ordina
   assert.equal(byName.get('default/gated')?.flow?.[0]?.queued, 4)
   assert.equal('flow' in byName.get('default/plain')!, false)
   assert.equal('flow' in byName.get('default/empty')!, false)
+})
+
+test('the snapshot carries a source’s sink origins, by dispatcher ordinal then origin; none when it has none', () => {
+  const row = (dispatcher: string, origin: string, oldestInFlightMs: number): SinkOriginRow => ({
+    dispatcher,
+    origin,
+    inFlight: 3,
+    oldestInFlightMs,
+    resent: 2,
+    notAccepted: 1
+  })
+  const stalled: UiSourceInput = {
+    ...source('KafkaSource/default/stalled'),
+    origins: [
+      row('dispatcher-10', 'http://s:1', 95_000),
+      row('dispatcher-2', 'http://t:1', 5),
+      row('dispatcher-2', 'http://s:1', 40)
+    ]
+  }
+  const snapshot = buildSnapshot(
+    input([stalled, source('KafkaSource/default/plain'), { ...source('KafkaSource/default/empty'), origins: [] }])
+  )
+  const byName = new Map(snapshot.sources.map(s => [s.name, s]))
+  assert.deepEqual(
+    byName.get('default/stalled')?.origins?.map(o => [o.dispatcher, o.origin, o.oldestInFlightMs]),
+    [
+      ['dispatcher-2', 'http://s:1', 40],
+      ['dispatcher-2', 'http://t:1', 5],
+      ['dispatcher-10', 'http://s:1', 95_000]
+    ]
+  )
+  assert.deepEqual(byName.get('default/stalled')?.origins?.[2], row('dispatcher-10', 'http://s:1', 95_000))
+  assert.equal('origins' in byName.get('default/plain')!, false)
+  assert.equal('origins' in byName.get('default/empty')!, false)
 })

@@ -143,6 +143,83 @@ function FlowControl(props) {
   </section>`
 }
 
+/** How long a request has been in flight: ms under a second, then seconds, then minutes and seconds. */
+function formatAge(ms) {
+  if (ms === 0) return '—'
+  if (ms < 1000) return `${ms} ms`
+  const seconds = Math.floor(ms / 1000)
+  return seconds < 120 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`
+}
+
+/** A request in flight this long (or longer) is marked: the sink is holding it, or stalled. */
+const STALLED_MS = 10_000
+
+/**
+ * A source's sink origins, one row per dispatcher and origin (its sink, its dead letter sink), over every source of
+ * that dispatcher sending there: requests in flight, the oldest one's age, requests sent again, connections the sink
+ * never accepted. Rows with nothing in flight and nothing ever sent again are left out.
+ */
+function OriginRows(props) {
+  const s = props.s
+  return s.origins
+    .filter(o => o.inFlight > 0 || o.resent > 0 || o.notAccepted > 0)
+    .map(
+      o =>
+        html`<tr
+          key=${`${o.dispatcher} ${o.origin}`}
+          data-origin-row=${s.name}
+          data-dispatcher-id=${o.dispatcher}
+          data-oldest-ms=${o.oldestInFlightMs}
+        >
+          <td><span class="swatch" style=${{ background: colourOf(s.name) }}></span>${s.name}</td>
+          <td>${o.dispatcher}</td>
+          <td>${o.origin}</td>
+          <td>${o.inFlight}</td>
+          <td>
+            ${
+              o.oldestInFlightMs >= STALLED_MS
+                ? html`<span class="badge False" title="the sink has not answered it yet"
+                    >${formatAge(o.oldestInFlightMs)}</span
+                  >`
+                : formatAge(o.oldestInFlightMs)
+            }
+          </td>
+          <td>${o.resent > 0 ? html`<span class="badge Unknown">${o.resent}</span>` : o.resent}</td>
+          <td>${o.notAccepted}</td>
+        </tr>`
+    )
+}
+
+function SinkOrigins(props) {
+  const active = props.sources.filter(s =>
+    (s.origins ?? []).some(o => o.inFlight > 0 || o.resent > 0 || o.notAccepted > 0)
+  )
+  if (active.length === 0) return ''
+  return html`<section data-sink-origins="">
+    <h2>Sink origins</h2>
+    <p class="muted">
+      Per dispatcher, its connections to each source's sink and dead letter sink, shared by every source sending there;
+      origins with nothing in flight and nothing sent again are not listed.
+    </p>
+    <table>
+      <thead>
+        <tr>
+          <th>source</th>
+          <th>dispatcher</th>
+          <th>origin</th>
+          <th>in flight</th>
+          <th>oldest in flight</th>
+          <th>resent</th>
+          <th>not accepted</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${active.map(s => html`<${OriginRows} key=${s.kind + s.name} s=${s} />`)}
+      </tbody>
+    </table>
+  </section>`
+}
+
 function App() {
   const [state, setState] = useState(undefined)
   const [live, setLive] = useState(false)
@@ -210,6 +287,7 @@ function App() {
         </table>
       </section>
       <${FlowControl} sources=${state.sources} />
+      <${SinkOrigins} sources=${state.sources} />
     </main>
   `
 }
