@@ -22,7 +22,9 @@ export async function eventually<T>(
       last = error instanceof Error ? error.message : String(error)
     }
     if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === 'function' ? what() : what}${last === undefined ? '' : `: ${last}`}`)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${typeof what === 'function' ? what() : what}${last === undefined ? '' : `: ${last}`}`
+      )
     }
     await new Promise(resolve => setTimeout(resolve, pollMs))
   }
