@@ -73,6 +73,8 @@ export {
   checkDns1123Subdomain
 } from './names.ts'
 export { PAUSED_ANNOTATION, isPaused } from './paused.ts'
+export { KAFKA_KEY_TYPES, KEY_TYPE_LABEL, keyTypeOf } from './key-type-label.ts'
+export type { KafkaKeyType, KeyTypeSetting } from './key-type-label.ts'
 export { BATCH_ANNOTATIONS, BATCH_DEFAULTS, batchAnnotationErrors, batchSettingsOf } from './batch-annotations.ts'
 export type { BatchSettings } from './batch-annotations.ts'
 export { FLOW_ANNOTATIONS, MAX_FLOW_CONCURRENCY, MAX_FLOW_RATE, parseFlowControl } from './flow-annotations.ts'

@@ -19,11 +19,15 @@ export type { HeaderBytes, KafkaHeaders, KafkaRecord } from './kafka-record.ts'
 export {
   KAFKA_EVENT_TYPE,
   KAFKA_HEADER_PREFIX,
+  KAFKA_OFFSET_EXTENSION,
+  KAFKA_PARTITION_EXTENSION,
   headerExtensionName,
   kafkaEventSource,
   recordToEvent
 } from './record-to-event.ts'
 export type { MappingMode, MappingOptions, MappingResult, SourceRef } from './record-to-event.ts'
+export { keyExtensionValue } from './record-key.ts'
+export { javaDoubleToString, javaFloatToString } from './java-number.ts'
 export { KafkaSourcePlane } from './kafka-source-plane.ts'
 export type { KafkaSourceActivity, KafkaSourcePlaneOptions, OwnedPartitionLag } from './kafka-source-plane.ts'
 export { parseResetTarget, readOffsets, resetOffsets } from './group-offsets.ts'

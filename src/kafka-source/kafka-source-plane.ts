@@ -1,4 +1,4 @@
-import { batchSettingsOf, parseFlowControl } from '../api/index.ts'
+import { batchSettingsOf, keyTypeOf, parseFlowControl } from '../api/index.ts'
 import type { KafkaSource } from '../api/index.ts'
 import { deliveryTargetFor } from '../delivery/index.ts'
 import type { DeliveryOutcome, DeliveryTarget } from '../delivery/index.ts'
@@ -10,6 +10,7 @@ import { isKafkaSource } from '../store/index.ts'
 import type { ContractRecord, StoredKafkaSource } from '../store/index.ts'
 import { batchDelivery } from './batch-send.ts'
 import { recordToEvent } from './record-to-event.ts'
+import type { MappingOptions } from './record-to-event.ts'
 import { SourceRunner } from './source-runner.ts'
 import type { Batching, Deliver, Outcome, SourceObserver, SourceRecord } from './types.ts'
 
@@ -176,6 +177,8 @@ export class KafkaSourcePlane implements SourcePlane {
       const security = securityFingerprint(net.security)
       const deliver = this.#deliverFor(source)
       const batching = this.#batchingFor(source)
+      const keyType = keyTypeOf(source.metadata)
+      if (keyType.warning !== undefined) this.#host.log('warn', keyType.warning, { source: key })
       const runner = new SourceRunner({
         brokers: source.spec.bootstrapServers,
         ...(net.security === undefined ? {} : { security: net.security }),
@@ -222,7 +225,7 @@ export class KafkaSourcePlane implements SourcePlane {
     const key = `KafkaSource/${source.metadata.namespace}/${source.metadata.name}`
     const resolution = deliveryTargetFor(source, { serviceUrlTemplate: this.#host.serviceUrlTemplate })
     const ref = { namespace: source.metadata.namespace, name: source.metadata.name }
-    const options = { ceOverrides: source.spec.ceOverrides }
+    const options = mappingOptionsOf(source)
     const sendBatch = batchDelivery(this.#host.services.deliverer, ref, options)
     const deliver = async (
       records: readonly SourceRecord[],
@@ -242,7 +245,7 @@ export class KafkaSourcePlane implements SourcePlane {
     const key = `KafkaSource/${source.metadata.namespace}/${source.metadata.name}`
     const resolution = deliveryTargetFor(source, { serviceUrlTemplate: this.#host.serviceUrlTemplate })
     const ref = { namespace: source.metadata.namespace, name: source.metadata.name }
-    const options = { ceOverrides: source.spec.ceOverrides }
+    const options = mappingOptionsOf(source)
     // Not async: a delivery held by a slow sink adds one promise reaction here, not a suspended frame.
     return (record: SourceRecord, signal: AbortSignal, wireSignal: AbortSignal): Promise<Outcome> => {
       if (resolution.kind === 'unresolved') {
@@ -261,6 +264,11 @@ export class KafkaSourcePlane implements SourcePlane {
   }
 }
 
+/** How a source's records become events: its ceOverrides and its key-type label. */
+function mappingOptionsOf(source: KafkaSource): MappingOptions {
+  return { ceOverrides: source.spec.ceOverrides, keyType: keyTypeOf(source.metadata).keyType }
+}
+
 /** What the runner counts; an aborted delivery is not handled (the runner delivers the record again). */
 function handled(outcome: DeliveryOutcome): Outcome {
   if (outcome.kind === 'aborted') throw new Error('delivery aborted')
@@ -274,9 +282,12 @@ function runnerSpecOf(object: StoredKafkaSource): string {
   // a change restarts the runner, as a spec change does. Without them the string is the spec's, as before.
   const batching = batchSettingsOf(object.metadata)
   const flow = parseFlowControl(object.metadata.annotations)
+  // So does the key-type label (its deliveries map keys by it).
+  const { keyType } = keyTypeOf(object.metadata)
   return JSON.stringify({
     ...rest,
     ...(batching === undefined ? {} : { batching }),
-    ...(flow.kind === 'flow' ? { flow: flow.flow } : {})
+    ...(flow.kind === 'flow' ? { flow: flow.flow } : {}),
+    ...(keyType === 'string' ? {} : { keyType })
   })
 }

@@ -1,11 +1,12 @@
 import { CLOUD_EVENT_ATTRIBUTE_NAME, CLOUD_EVENT_CONTEXT_ATTRIBUTES } from '../api/index.ts'
-import type { CloudEventOverrides } from '../api/index.ts'
+import type { CloudEventOverrides, KafkaKeyType } from '../api/index.ts'
 import { isMediaType } from './attribute-checks.ts'
 import type { CloudEvent, CloudEventAttributes } from '../delivery/index.ts'
 import { TRACE_EXTENSIONS } from '../delivery/index.ts'
 import type { KafkaRecord, RecordHeader } from './kafka-record.ts'
 import { decodeUtf8, recordHeaders } from './kafka-record.ts'
 import { isBinaryCloudEvent, isStructuredCloudEvent, parseBinary, parseStructured } from './passthrough.ts'
+import { keyExtensionValue, textOrBase64 } from './record-key.ts'
 
 // Knative KafkaSource's record → CloudEvent mapping (eventing-kafka-broker's dispatcher), plus its passthrough
 // of records that already are CloudEvents. Pure: no I/O, no clock, never throws on record content.
@@ -17,8 +18,10 @@ export interface SourceRef {
 }
 
 export interface MappingOptions {
-  /** `spec.ceOverrides`: extensions set on every event, passthrough included (as Knative does). */
+  /** `spec.ceOverrides`: extensions set on every event, passthrough included, last (as Knative does). */
   readonly ceOverrides?: CloudEventOverrides | undefined
+  /** How a plain record's key becomes `key` / `partitionkey` (the key-type label); default `string`. */
+  readonly keyType?: KafkaKeyType | undefined
 }
 
 /** How the event was obtained from the record. */
@@ -35,6 +38,9 @@ export type MappingResult =
 export const KAFKA_EVENT_TYPE = 'dev.knative.kafka.event'
 /** Prefix of the extension each Kafka header becomes (Knative's rule). */
 export const KAFKA_HEADER_PREFIX = 'kafkaheader'
+/** The extensions Knative's dispatcher adds to every event it sends (CloudEventOverridesMutator), in decimal. */
+export const KAFKA_PARTITION_EXTENSION = 'knativekafkapartition'
+export const KAFKA_OFFSET_EXTENSION = 'knativekafkaoffset'
 
 const EMPTY = Buffer.alloc(0)
 const RESERVED = new Set(CLOUD_EVENT_CONTEXT_ATTRIBUTES)
@@ -44,7 +50,8 @@ const RESERVED = new Set(CLOUD_EVENT_CONTEXT_ATTRIBUTES)
  * `content-type: application/cloudevents…` header (structured mode) passes through as the event it carries;
  * any other record is mapped: id `partition:P/offset:O`, type `dev.knative.kafka.event`, source
  * `/apis/v1/namespaces/NS/kafkasources/NAME#TOPIC`, subject `partition:P#O`, time the record's timestamp,
- * the key as `key` and `partitionkey`, each header as `kafkaheader<name>`. See docs/delivery.md.
+ * the key as `key` and `partitionkey` (by `keyType`), each header as `kafkaheader<name>`. Every event, of every
+ * mode, then gets `knativekafkapartition` and `knativekafkaoffset`, and `ceOverrides` last. See docs/delivery.md.
  */
 export function recordToEvent(record: KafkaRecord, source: SourceRef, options: MappingOptions = {}): MappingResult {
   const headers = recordHeaders(record.headers)
@@ -68,7 +75,7 @@ export function recordToEvent(record: KafkaRecord, source: SourceRef, options: M
     }
   }
   const event =
-    parsed === undefined ? mapRecord(record, headers, source, options) : finish(parsed.event, headers, options)
+    parsed === undefined ? mapRecord(record, headers, source, options) : finish(parsed.event, record, headers, options)
   return { kind: 'event', mode, event }
 }
 
@@ -104,15 +111,15 @@ function mapRecord(
   // eventing-kafka's adapter took the content-type header as datacontenttype; kept, so sinks get a Content-Type.
   if (contentTypeText !== undefined && isMediaType(contentTypeText)) attributes.datacontenttype = contentTypeText
   const extensions: Record<string, string> = {}
-  if (record.key !== null && record.key !== undefined) {
-    const key = bytesAsText(record.key)
+  const key = keyExtensionValue(record.key, options.keyType ?? 'string')
+  if (key !== undefined) {
     extensions['key'] = key
     extensions['partitionkey'] = key
   }
   for (const header of headers) {
-    extensions[headerExtensionName(header.name)] = bytesAsText(header.value)
+    extensions[headerExtensionName(header.name)] = textOrBase64(header.value)
   }
-  return finish({ attributes, extensions, data: record.value ?? EMPTY }, headers, options, true)
+  return finish({ attributes, extensions, data: record.value ?? EMPTY }, record, headers, options, true)
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
@@ -156,10 +163,13 @@ function sourceOf(source: SourceRef, topic: string): string {
   return value
 }
 
-// Trace context from plain `traceparent`/`tracestate` headers (unless the event has its own), then overrides.
-// `owned`: the event's extensions object is this mapping's own, so it is completed in place.
+// Trace context from plain `traceparent`/`tracestate` headers (unless the event has its own), then the record's
+// partition and offset (Knative's CloudEventOverridesMutator sets them on every event, replacing any the event
+// carried), then overrides, last. `owned`: the event's extensions object is this mapping's own, so it is
+// completed in place.
 function finish(
   event: CloudEvent,
+  record: KafkaRecord,
   headers: readonly RecordHeader[],
   options: MappingOptions,
   owned = false
@@ -171,6 +181,8 @@ function finish(
     const text = value === undefined ? undefined : decodeUtf8(value)
     if (text !== undefined && text !== '') extensions[name] = text
   }
+  extensions[KAFKA_PARTITION_EXTENSION] = String(record.partition)
+  extensions[KAFKA_OFFSET_EXTENSION] = String(record.offset)
   const overrides = options.ceOverrides?.extensions
   if (overrides !== undefined) {
     for (const [name, text] of Object.entries(overrides)) {
@@ -179,11 +191,6 @@ function finish(
     }
   }
   return owned ? event : { attributes: event.attributes, extensions, data: event.data }
-}
-
-// UTF-8 text as it is; other bytes as base64 (what Knative sends for a byte-array key), never lossy.
-function bytesAsText(bytes: Buffer): string {
-  return decodeUtf8(bytes) ?? bytes.toString('base64')
 }
 
 function lastHeader(headers: readonly RecordHeader[], name: string): Buffer | undefined {

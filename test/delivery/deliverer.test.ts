@@ -105,6 +105,8 @@ describe('Deliverer: binary mode on the wire', () => {
       'ce-key': 'k1',
       'ce-partitionkey': 'k1',
       'ce-kafkaheadercontenttype': 'application/json',
+      'ce-knativekafkapartition': '1',
+      'ce-knativekafkaoffset': '7',
       'ce-team': 'blue',
       'content-type': 'application/json'
     })
@@ -167,6 +169,8 @@ describe('Deliverer: binary mode on the wire', () => {
       'ce-source': '/upstream',
       'ce-type': 'com.example.thing',
       'ce-note': '%C3%BCn%C3%AFcode',
+      'ce-knativekafkapartition': '0',
+      'ce-knativekafkaoffset': '1',
       'content-type': 'application/octet-stream'
     })
     assert.deepEqual(first?.body, Buffer.from([1, 2, 3]))
@@ -175,6 +179,8 @@ describe('Deliverer: binary mode on the wire', () => {
       'ce-id': 'xyz',
       'ce-source': 'urn:s',
       'ce-type': 'com.example.s',
+      'ce-knativekafkapartition': '0',
+      'ce-knativekafkaoffset': '2',
       'content-type': 'application/json'
     })
     assert.equal(second?.body.toString(), '{"a":1}')

@@ -143,6 +143,81 @@ describe('KafkaSource delivery through the whole system', () => {
     assert.equal(deadToo.headers['ce-knativeerrordest'], goneUrl)
   })
 
+  it('sends the event as Knative does: the key-type label, knativekafkapartition/offset on every mode, ceOverrides last', async () => {
+    const eventTopic = `${topic}-event`
+    await ensureTopics({ brokers: brokers(), clientId: 'delivery' }, [{ name: eventTopic, partitions: 2, configs: {} }])
+    const main = await sink(() => 200)
+    servers.push(main.server)
+    const created = await http(
+      'POST',
+      `${controller.url}${KS}`,
+      [
+        'apiVersion: sources.knative.dev/v1beta1',
+        'kind: KafkaSource',
+        'metadata:',
+        '  name: knative-event',
+        '  labels: {kafkasources.sources.knative.dev/key-type: int}',
+        'spec:',
+        `  bootstrapServers: [${brokers().join(',')}]`,
+        `  topics: [${eventTopic}]`,
+        '  initialOffset: earliest',
+        `  sink: {uri: "${main.url}"}`,
+        '  ceOverrides: {extensions: {team: blue, knativekafkapartition: overridden}}',
+        ''
+      ].join('\n')
+    )
+    assert.equal(created.status, 201, JSON.stringify(created.body))
+    const bufferHeaders = (headers: Record<string, string>) =>
+      new Map(Object.entries(headers).map(([name, value]) => [Buffer.from(name), Buffer.from(value)]))
+    const int32 = (n: number) => {
+      const b = Buffer.alloc(4)
+      b.writeInt32BE(n)
+      return b
+    }
+    await producer.send({
+      acks: -1,
+      messages: [
+        { topic: eventTopic, partition: 1, key: int32(-7), value: Buffer.from('plain') },
+        { topic: eventTopic, partition: 1, key: Buffer.from('abc'), value: Buffer.from('short key') },
+        {
+          topic: eventTopic,
+          partition: 1,
+          key: int32(9),
+          value: Buffer.from('binary'),
+          headers: bufferHeaders({
+            ce_specversion: '1.0',
+            ce_id: 'b-1',
+            ce_source: '/upstream',
+            ce_type: 'com.example.binary'
+          })
+        },
+        {
+          topic: eventTopic,
+          partition: 1,
+          value: Buffer.from(JSON.stringify({ specversion: '1.0', id: 's-1', source: '/up', type: 'com.example.s' })),
+          headers: bufferHeaders({ 'content-type': 'application/cloudevents+json' })
+        }
+      ]
+    })
+    const hits = await eventually(async () => (main.hits.length >= 4 ? main.hits : undefined), 60_000, '4 events')
+    const byBody = (body: string) => hits.find(hit => hit.body.toString() === body)!
+    const plain = byBody('plain')
+    assert.equal(plain.headers['ce-key'], '-7')
+    assert.equal(plain.headers['ce-partitionkey'], '-7')
+    assert.equal(byBody('short key').headers['ce-key'], 'abc', 'a key not 4 bytes long is read as a string')
+    for (const hit of hits) {
+      // ceOverrides come last, over the Kafka extension; the offset is the record's.
+      assert.equal(hit.headers['ce-knativekafkapartition'], 'overridden')
+      assert.equal(hit.headers['ce-team'], 'blue')
+      assert.match(String(hit.headers['ce-knativekafkaoffset']), /^[0-3]$/)
+    }
+    assert.equal(plain.headers['ce-knativekafkaoffset'], String(plain.headers['ce-subject']).split('#')[1])
+    const binary = hits.find(hit => hit.headers['ce-id'] === 'b-1')!
+    assert.equal(binary.headers['ce-key'], undefined, 'a CloudEvent record keeps its own extensions')
+    assert.ok(hits.some(hit => hit.headers['ce-id'] === 's-1'))
+    assert.deepEqual(hits.map(hit => hit.headers['ce-knativekafkaoffset']).sort(), ['0', '1', '2', '3'])
+  })
+
   it('keeps per-partition order at the sink in ordered mode, through retries', async () => {
     const orderedTopic = `${topic}-ordered`
     await ensureTopics({ brokers: brokers(), clientId: 'delivery' }, [
