@@ -4,7 +4,7 @@
  * Pools of 100 and 1,000 dispatchers in 5 zones, 10 dispatchers per node (so 2 nodes per zone at 100
  * dispatchers, 20 at 1,000), every dispatcher with the same consumer capacity: 120 % of the demand spread evenly
  * (one row at 90 %, to show the pending path). Sources are KafkaSources with 1–19 vreplicas (10 on average) and
- * 32 partitions, from a fixed seed. Prints a markdown table; docs/benchmarks.md holds a run.
+ * 32 partitions, from a fixed seed. Prints a markdown table; docs/benchmarks-history.md holds a run.
  *
  * On the same inputs, in the same run, a peer written the way Knative's eventing scheduler works
  * (`bench/peer-per-vreplica.ts`: every dispatcher filtered and scored for every vreplica) places the 10k-source
