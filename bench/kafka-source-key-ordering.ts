@@ -108,8 +108,8 @@ if (sinkKind === 'python') {
     const open = new Map<string, string>()
     const started = await startPythonSink(['--delay-ms', String(delayMs), '--trace'], line => {
       if (line.kind === 'arrived') {
-        const [key, offset] = keyOf(line.subject, line.key)
-        open.set(line.id, key)
+        const [key, offset] = keyOf(line.attributes['subject'] ?? '', line.attributes['key'] ?? '')
+        open.set(line.attributes['id']!, key)
         tally.begin(key, offset)
       } else {
         const key = open.get(line.id)

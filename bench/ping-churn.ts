@@ -21,7 +21,11 @@
 // tick) arrived in — a tick fired again by a new owner after the kill is the kill's, whatever its nominal second.
 //
 //   npm run bench:ping-churn [-- --sources 30 --rounds 1 --cordon-at 20 --kill-at 40 --rejoin-at 60 --end-at 90
-//     --schedule-capacity N --create-concurrency 4 --out DIR]
+//     --schedule-capacity N --create-concurrency 4 --out DIR --sink node|python --sink-delay-ms 0]
+//
+// --sink python: the sink is test/sinks/python_sink.py (the CloudEvents SDK over Python's ThreadingHTTPServer,
+// listen backlog 5), one for all sources (each event's `source` names it); --sink-delay-ms: the sink answers after
+// that long (a slow sink: a tick is in flight for that long).
 import { execFile } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdirSync, writeFileSync } from 'node:fs'
@@ -29,7 +33,8 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { loadavg } from 'node:os'
 import { parseArgs, promisify } from 'node:util'
-import { machine, sleep, startKafka, startShoalProcess } from './kafka-source-harness.ts'
+import { startPythonSink } from '../test/sinks/python-sink.ts'
+import { machine, sinkKindOf, sleep, startKafka, startShoalProcess } from './kafka-source-harness.ts'
 import type { ShoalProcess } from './kafka-source-harness.ts'
 
 const { values } = parseArgs({
@@ -43,9 +48,13 @@ const { values } = parseArgs({
     'schedule-capacity': { type: 'string' },
     'create-concurrency': { type: 'string', default: '4' },
     /** A directory for each run's raw arrivals and report (none by default). */
-    out: { type: 'string' }
+    out: { type: 'string' },
+    sink: { type: 'string', default: 'node' },
+    'sink-delay-ms': { type: 'string', default: '0' }
   }
 })
+const sinkKind = sinkKindOf(values.sink)
+const sinkDelayMs = Number(values['sink-delay-ms'])
 const sources = Number(values.sources)
 const rounds = Number(values.rounds)
 const cordonAt = Number(values['cordon-at'])
@@ -140,25 +149,35 @@ async function runOnce(brokers: readonly string[], round: number): Promise<RunRe
   // The sink: every event, per source.
   const arrivals = new Map<string, Arrival[]>()
   let counting = true
+  const arrived = (name: string, time: string | undefined, late: boolean) => {
+    if (!counting) return
+    let mine = arrivals.get(name)
+    if (mine === undefined) arrivals.set(name, (mine = []))
+    mine.push({ nominalMs: Date.parse(String(time)), atMs: Date.now(), late })
+  }
   const server = createServer((req, res) => {
     req.resume()
     req.on('end', () => {
-      if (counting) {
-        const name = (req.url ?? '/').slice(1)
-        let mine = arrivals.get(name)
-        if (mine === undefined) arrivals.set(name, (mine = []))
-        mine.push({
-          nominalMs: Date.parse(String(req.headers['ce-time'])),
-          atMs: Date.now(),
-          late: req.headers['ce-shoallate'] === 'true'
-        })
-      }
-      res.writeHead(202).end()
+      arrived(
+        (req.url ?? '/').slice(1),
+        req.headers['ce-time'] as string | undefined,
+        req.headers['ce-shoallate'] === 'true'
+      )
+      setTimeout(() => res.writeHead(202).end(), sinkDelayMs)
     })
   })
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
-  const sink = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  // The Python sink counts an event as it arrives (its `source` ends with the PingSource's name).
+  const python =
+    sinkKind === 'python'
+      ? await startPythonSink(['--trace', '--delay-ms', String(sinkDelayMs)], line => {
+          if (line.kind !== 'arrived') return
+          const { source = '', time, shoallate } = line.attributes
+          arrived(source.slice(source.lastIndexOf('/') + 1), time, shoallate === 'true')
+        })
+      : undefined
+  const sink = python?.url.replace(/\/$/, '') ?? `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 
   const kafka = brokers.join(',')
   const prefix = `bench-ping-churn-${Date.now()}-${round}`
@@ -343,6 +362,7 @@ async function runOnce(brokers: readonly string[], round: number): Promise<RunRe
     await controller.stop()
     server.close()
     server.closeAllConnections()
+    await python?.stop()
   }
 }
 
@@ -361,7 +381,7 @@ try {
 }
 
 console.log(
-  `\n${machine()}; ${sources} sources; cordon ${cordonAt} s, SIGKILL ${killAt} s, uncordon + dispatcher-3 ${rejoinAt} s, ` +
+  `\n${machine()}; ${sinkKind} sink answering after ${sinkDelayMs} ms; ${sources} sources; cordon ${cordonAt} s, SIGKILL ${killAt} s, uncordon + dispatcher-3 ${rejoinAt} s, ` +
     `end ${endAt} s; missing counted over nominal seconds in [created + 2 s, end − 3 s]\n`
 )
 console.log(

@@ -31,6 +31,7 @@ import { LaneOrderLog } from '../helpers/lane-order.ts'
 import { committedOffsets, createTopic, describeGroup, endOffsets } from '../kafka-source/helpers.ts'
 import { startDispatcherProcess } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
+import { startPythonSink } from '../sinks/python-sink.ts'
 
 const KS = '/apis/sources.knative.dev/v1beta1/namespaces/default/kafkasources'
 const NAME = 'churn'
@@ -56,6 +57,8 @@ interface Regime {
   readonly maxConcurrency?: number
   /** How long the sink takes to answer (0: at once); a few ms let requests overlap, so a limit has work to do. */
   readonly answerMs?: number
+  /** `python`: the sink is Python's standard-library server (listen backlog 5) with the CloudEvents SDK. */
+  readonly sink?: 'node' | 'python'
 }
 
 const BATCHES = { 'delivery.shoal.dev/batch-max-events': '50', 'delivery.shoal.dev/batch-max-wait': 'PT0.02S' }
@@ -72,7 +75,9 @@ const REGIMES: readonly Regime[] = [
     lanes: 'none',
     maxConcurrency: 2,
     answerMs: 3
-  }
+  },
+  // Key lanes met a small accept backlog hardest (docs/delivery.md, "Sinks that accept slowly").
+  { name: 'key, Python sink', ordering: 'key', lanes: 'key', sink: 'python', answerMs: 2 }
 ]
 
 /** Everything a test started, so the suite's `after` can stop what a timed-out test left running. */
@@ -102,7 +107,10 @@ async function churn(t: TestContext, regime: Regime): Promise<void> {
   const group = `${prefix}-group`
   await createTopic(topic, PARTITIONS)
 
-  const sink = await startSink(regime.lanes, regime.answerMs ?? 0)
+  const sink =
+    regime.sink === 'python'
+      ? await startPythonChurnSink(regime.lanes, regime.answerMs ?? 0)
+      : await startSink(regime.lanes, regime.answerMs ?? 0)
   leftovers.add(sink)
   const kafka = new Kafka({ clientId: prefix, brokers: brokers(), logLevel: logLevel.NOTHING })
   // Idempotent, acks=all, one send of many records: one large batch a partition, as real clients write them.
@@ -423,6 +431,56 @@ async function startSink(lanes: Regime['lanes'], answerMs: number): Promise<Sink
       })
       return stopped
     }
+  }
+}
+
+/**
+ * The same checks on test/sinks/python_sink.py (binary events only): it prints each event as it arrives and again
+ * before its answer leaves, which is what the order log needs. It cannot count open requests.
+ */
+async function startPythonChurnSink(lanes: Regime['lanes'], answerMs: number): Promise<Sink> {
+  const seen = new Map<string, number>()
+  const arrivals: Array<[number, number]> = []
+  const order = new LaneOrderLog()
+  const wrongKeys: string[] = []
+  const laneOf = new Map<string, { lane: string; offset: number }>()
+  let requests = 0
+  const python = await startPythonSink(['--trace', '--delay-ms', String(answerMs)], line => {
+    if (line.kind === 'answered') {
+      const arrived = laneOf.get(line.id)
+      laneOf.delete(line.id)
+      if (arrived !== undefined) order.answered(arrived.lane, [arrived.offset])
+      return
+    }
+    const { id = '', key = '' } = line.attributes
+    const match = /^partition:(\d+)\/offset:(\d+)$/.exec(id)
+    assert.ok(match, `an event id ${id}`)
+    const partition = Number(match[1])
+    const offset = Number(match[2])
+    requests++
+    seen.set(id, (seen.get(id) ?? 0) + 1)
+    arrivals.push([partition, offset])
+    if (key !== keyOf(offset)) wrongKeys.push(`${id} key ${key}`)
+    if (lanes === 'none') return
+    const lane = lanes === 'partition' ? `p${partition}` : `p${partition}/${key}`
+    laneOf.set(id, { lane, offset })
+    order.arrived(lane, [offset])
+  })
+  return {
+    url: python.url,
+    seen,
+    arrivals,
+    batches: [],
+    order,
+    wrongKeys,
+    concurrency: { now: 0, most: 0, mostEver: 0 },
+    get requests() {
+      return requests
+    },
+    get events() {
+      return requests
+    },
+    stop: () => python.stop()
   }
 }
 

@@ -17,6 +17,7 @@ import { http } from '../helpers/http.ts'
 import { brokers, uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
 import { endOffsets } from '../kafka-source/helpers.ts'
+import { startPythonSink } from '../sinks/python-sink.ts'
 
 const KS = '/apis/sources.knative.dev/v1beta1/namespaces/default/kafkasources'
 const PARTITIONS = 6
@@ -239,6 +240,67 @@ describe('ordering: key through the whole system', () => {
       await controller.stop()
       await dispatcher.stop()
       server.close()
+    }
+  })
+
+  it('to the Python standard-library sink (listen backlog 5): each key one at a time, in offset order, nothing lost', async () => {
+    const prefix = uniqueName('keyorder-py')
+    const topic = `${prefix}-topic`
+    await ensureTopics({ brokers: brokers(), clientId: 'keyorder' }, [
+      { name: topic, partitions: PARTITIONS, configs: {} }
+    ])
+    const log = new SinkLog()
+    const keyOf = new Map<string, { key: string | undefined; partition: number; offset: number }>()
+    // It prints each event as it arrives, and again before its answer leaves.
+    const sink = await startPythonSink(['--trace', '--delay-ms', '10'], line => {
+      if (line.kind === 'arrived') {
+        const { id = '', subject = '', key } = line.attributes
+        const [partition, offset] = /partition:(\d+)#(\d+)/.exec(subject)!.slice(1).map(Number)
+        const lane = key === undefined ? undefined : `${partition}/${key}`
+        keyOf.set(id, { key: lane, partition: partition!, offset: offset! })
+        if (lane === undefined) log.noKey++
+        else log.begin(lane, offset!)
+        return
+      }
+      const arrived = keyOf.get(line.id)
+      if (arrived === undefined) return
+      if (arrived.key !== undefined) log.end(arrived.key)
+      const seen = log.delivered.get(arrived.partition) ?? new Set<number>()
+      log.delivered.set(arrived.partition, seen)
+      seen.add(arrived.offset)
+    })
+    const controller = await startControllerProcess(prefix)
+    const dispatcher = await startDispatcherProcess(prefix, 'dispatcher-0', 'a', 'a-1', 10)
+    try {
+      await produceKeyed(topic, KEYS)
+      const created = await http(
+        'POST',
+        `${controller.url}${KS}`,
+        `apiVersion: sources.knative.dev/v1beta1\nkind: KafkaSource\nmetadata: {name: keyed}\nspec:\n  bootstrapServers: [${brokers().join(',')}]\n  topics: [${topic}]\n  initialOffset: earliest\n  ordering: key\n  maxInFlight: 40\n  sink: {uri: "${sink.url}"}\n`
+      )
+      assert.equal(created.status, 201, JSON.stringify(created.body))
+      const ends = await endOffsets(topic, PARTITIONS)
+      const total = ends.reduce((n, end) => n + Number(end), 0)
+      await eventually(
+        async () => (log.deliveredCount >= total ? true : undefined),
+        120_000,
+        () => `all ${total} records at the sink (${log.deliveredCount} so far)`
+      )
+      assert.deepEqual(log.overlaps.slice(0, 5), [], `${log.overlaps.length} requests of a key while another was open`)
+      for (const [key, offsets] of log.attempts) {
+        const sorted = [...offsets].sort((a, b) => a - b)
+        assert.deepEqual(offsets, sorted, `key ${key}: requests out of offset order`)
+      }
+      ends.forEach((end, partition) => {
+        const seen = log.delivered.get(partition) ?? new Set()
+        const missing = Array.from({ length: Number(end) }, (_, o) => o).filter(o => !seen.has(o))
+        assert.deepEqual(missing.slice(0, 10), [], `partition ${partition}: ${missing.length} offsets never delivered`)
+      })
+      assert.ok(log.mostOpen > PARTITIONS, `at most ${log.mostOpen} requests open at once`)
+    } finally {
+      await controller.stop()
+      await dispatcher.stop()
+      await sink.stop()
     }
   })
 

@@ -8,6 +8,8 @@ import { createServer } from 'node:http'
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { LATE_EXTENSION } from '../../src/ping-source/index.ts'
+import { startPythonSink } from '../sinks/python-sink.ts'
+import type { PythonSink } from '../sinks/python-sink.ts'
 import { http } from './http.ts'
 import { eventually } from './wait.ts'
 
@@ -27,28 +29,43 @@ export interface TickArrival {
   readonly from?: string
 }
 
-/** An HTTP sink on loopback that answers 202 to everything and records each event by source (its path). */
+/** How a TickSink answers: after `delayMs` (0: at once), on Node's server or Python's standard-library one. */
+export interface TickSinkOptions {
+  readonly delayMs?: number
+  /** test/sinks/python_sink.py (the CloudEvents SDK over ThreadingHTTPServer, listen backlog 5), on loopback. */
+  readonly python?: boolean
+}
+
+/**
+ * An HTTP sink that answers 202 to everything and records each event by source (its path; for the Python sink, the
+ * last segment of its `source`), as it arrives.
+ */
 export class TickSink {
   readonly #arrivals = new Map<string, TickArrival[]>()
   #server: Server | undefined
+  #python: PythonSink | undefined
   #host = '127.0.0.1'
 
   /** Listens on a free port of `host` (loopback by default; the network lab's sink host address there). */
-  async start(host = '127.0.0.1'): Promise<this> {
+  async start(host = '127.0.0.1', options: TickSinkOptions = {}): Promise<this> {
     this.#host = host
+    const delayMs = options.delayMs ?? 0
+    if (options.python) {
+      this.#python = await startPythonSink(['--trace', '--delay-ms', String(delayMs)], line => {
+        if (line.kind !== 'arrived') return
+        const { source = '', time, [LATE_EXTENSION]: late } = line.attributes
+        this.#arrived(source.slice(source.lastIndexOf('/') + 1), time, late === 'true', '?')
+      })
+      return this
+    }
     const server = createServer((req, res) => {
       req.resume()
       req.on('end', () => {
         const source = (req.url ?? '/').split('/')[1] ?? ''
-        let mine = this.#arrivals.get(source)
-        if (mine === undefined) this.#arrivals.set(source, (mine = []))
-        mine.push({
-          nominalMs: Date.parse(String(req.headers['ce-time'])),
-          atMs: Date.now(),
-          late: req.headers[LATE_HEADER] === 'true',
-          from: req.socket.remoteAddress ?? '?'
-        })
-        res.writeHead(202).end()
+        const time = req.headers['ce-time'] as string | undefined
+        this.#arrived(source, time, req.headers[LATE_HEADER] === 'true', req.socket.remoteAddress ?? '?')
+        if (delayMs === 0) res.writeHead(202).end()
+        else setTimeout(() => res.writeHead(202).end(), delayMs)
       })
     })
     server.listen(0, host)
@@ -57,7 +74,14 @@ export class TickSink {
     return this
   }
 
+  #arrived(source: string, time: string | undefined, late: boolean, from: string): void {
+    let mine = this.#arrivals.get(source)
+    if (mine === undefined) this.#arrivals.set(source, (mine = []))
+    mine.push({ nominalMs: Date.parse(String(time)), atMs: Date.now(), late, from })
+  }
+
   url(source: string): string {
+    if (this.#python) return `${this.#python.url}${source}`
     return `http://${this.#host}:${(this.#server!.address() as AddressInfo).port}/${source}`
   }
 
@@ -66,6 +90,8 @@ export class TickSink {
   }
 
   async close(): Promise<void> {
+    await this.#python?.stop()
+    this.#python = undefined
     const server = this.#server
     this.#server = undefined
     if (server === undefined) return

@@ -9,10 +9,10 @@ import { createInterface } from 'node:readline'
 const script = new URL('./python_sink.py', import.meta.url).pathname
 const PYTHONPATH = join(process.env['SHOAL_CACHE_DIR'] ?? join(homedir(), '.cache', 'shoal'), 'python')
 
-/** An event the sink answered (`traced`: arrived, with `--trace`). */
+/** An event the sink answered; or, with `--trace`, one that arrived, with its attributes and extensions. */
 export type PythonSinkLine =
   | { readonly kind: 'answered'; readonly id: string; readonly offset: string }
-  | { readonly kind: 'arrived'; readonly id: string; readonly subject: string; readonly key: string }
+  | { readonly kind: 'arrived'; readonly attributes: Readonly<Record<string, string>> }
 
 export interface PythonSink {
   readonly url: string
@@ -36,7 +36,7 @@ export async function startPythonSink(
     lines.on('line', line => {
       if (line.startsWith('listening ')) return resolve(Number(line.slice('listening '.length)))
       const fields = line.split('\t')
-      if (fields[0] === '>') onLine({ kind: 'arrived', id: fields[1]!, subject: fields[2]!, key: fields[3]! })
+      if (fields[0] === '>') onLine({ kind: 'arrived', attributes: JSON.parse(fields[1]!) as Record<string, string> })
       else onLine({ kind: 'answered', id: fields[0]!, offset: fields[1] ?? '-' })
     })
   })

@@ -9,9 +9,10 @@ Prints one line per event it accepts, `<id>\t<kafka offset extension or ->`, the
   --backlog N      the listen backlog (default: socketserver's 5)
   --close          answer with `Connection: close`
   --stall-ms N     listen, but accept nothing for N ms first (its accept queue overflows meanwhile)
-  --trace          also print a line as each event arrives: `>\t<id>\t<subject or ->\t<key extension or ->`
+  --trace          also print a line as each event arrives: `>\t` and its attributes and extensions as JSON
 """
 import argparse
+import json
 import sys
 import threading
 import time
@@ -54,7 +55,8 @@ class Handler(BaseHTTPRequestHandler):
             count += 1
             n = count
             if args.trace:
-                out.write(f">\t{event['id']}\t{event.get('subject', '-')}\t{event.get('key', '-')}\n")
+                attributes = {k: v.isoformat() if hasattr(v, "isoformat") else str(v) for k, v in event.get_attributes().items()}
+                out.write(f">\t{json.dumps(attributes)}\n")
                 out.flush()
         if args.slow_every and n % args.slow_every == 0:
             time.sleep(args.slow_ms / 1000)
