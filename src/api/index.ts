@@ -8,12 +8,15 @@ export {
   PingSourceKind,
   SecretKind,
   apiVersionOf,
+  atVersion,
   kindByApiVersion,
   kindByPath,
   kinds,
   lookupKind,
   resourceKey,
-  sourceKinds
+  servedApiVersions,
+  sourceKinds,
+  storageApiVersionOf
 } from './kinds.ts'
 export type { KindInfo } from './kinds.ts'
 export { DEFAULT_MAX_MANIFEST_BYTES, parseManifests } from './manifests.ts'

@@ -1,7 +1,14 @@
-/** What the API serves: one entry per resource kind, with the names kubectl users type for it. */
+/**
+ * What the API serves: one entry per resource kind, with the names kubectl users type for it. A kind may be served
+ * at several versions of one schema (Knative serves KafkaSource at v1beta1 and v1): `version` is the one a
+ * request named (`kindByPath`, `kindByApiVersion`), the storage version by default; objects are stored at
+ * `versions[0]` and shown at the version asked for.
+ */
 export interface KindInfo {
   readonly group: string
   readonly version: string
+  /** The versions served, the storage version first. */
+  readonly versions: readonly string[]
   readonly kind: string
   readonly plural: string
   readonly singular: string
@@ -13,6 +20,7 @@ export interface KindInfo {
 export const KafkaSourceKind: KindInfo = Object.freeze({
   group: 'sources.knative.dev',
   version: 'v1beta1',
+  versions: Object.freeze(['v1beta1', 'v1']),
   kind: 'KafkaSource',
   plural: 'kafkasources',
   singular: 'kafkasource',
@@ -23,6 +31,7 @@ export const KafkaSourceKind: KindInfo = Object.freeze({
 export const PingSourceKind: KindInfo = Object.freeze({
   group: 'sources.knative.dev',
   version: 'v1',
+  versions: Object.freeze(['v1', 'v1beta2']),
   kind: 'PingSource',
   plural: 'pingsources',
   singular: 'pingsource',
@@ -34,6 +43,7 @@ export const PingSourceKind: KindInfo = Object.freeze({
 export const DispatcherKind: KindInfo = Object.freeze({
   group: 'shoal.dev',
   version: 'v1alpha1',
+  versions: Object.freeze(['v1alpha1']),
   kind: 'Dispatcher',
   plural: 'dispatchers',
   singular: 'dispatcher',
@@ -45,6 +55,7 @@ export const DispatcherKind: KindInfo = Object.freeze({
 export const SecretKind: KindInfo = Object.freeze({
   group: '',
   version: 'v1',
+  versions: Object.freeze(['v1']),
   kind: 'Secret',
   plural: 'secrets',
   singular: 'secret',
@@ -62,25 +73,57 @@ export function apiVersionOf(info: KindInfo): string {
   return info.group === '' ? info.version : `${info.group}/${info.version}`
 }
 
-/** The kind a user means by `kafkasources`, `KafkaSource`, `kafkasource` or `ks` (case-insensitive). */
+/** Every apiVersion a kind is served at, the storage one first. */
+export function servedApiVersions(info: KindInfo): string[] {
+  return info.versions.map(version => (info.group === '' ? version : `${info.group}/${version}`))
+}
+
+/** The kind as served at `version` (one of its versions), or undefined. */
+export function atVersion(info: KindInfo, version: string): KindInfo | undefined {
+  if (!info.versions.includes(version)) return undefined
+  return version === info.version ? info : Object.freeze({ ...info, version })
+}
+
+/** The storage apiVersion of a kind: what the store holds, whatever version an object came in at. */
+export function storageApiVersionOf(info: KindInfo): string {
+  return servedApiVersions(info)[0]!
+}
+
+/**
+ * The kind a user means by `kafkasources`, `KafkaSource`, `kafkasource`, `ks` or `kafkasources.sources.knative.dev`
+ * (case-insensitive) — at its storage version — or by `kafkasources.v1.sources.knative.dev`, at that version (as
+ * kubectl reads `resource.version.group`).
+ */
 export function lookupKind(name: string): KindInfo | undefined {
   const wanted = name.toLowerCase()
-  return kinds.find(
-    k =>
+  for (const k of kinds) {
+    if (
       k.plural === wanted ||
       k.singular === wanted ||
       k.kind.toLowerCase() === wanted ||
       k.shortNames.includes(wanted) ||
       `${k.plural}.${k.group}` === wanted
-  )
+    )
+      return k
+    for (const version of k.versions) {
+      if (k.group !== '' && `${k.plural}.${version}.${k.group}` === wanted) return atVersion(k, version)
+    }
+  }
+  return undefined
 }
 
 export function kindByApiVersion(apiVersion: string, kind: string): KindInfo | undefined {
-  return kinds.find(k => apiVersionOf(k) === apiVersion && k.kind === kind)
+  for (const k of kinds) {
+    if (k.kind !== kind) continue
+    const version = k.versions.find(v => (k.group === '' ? v : `${k.group}/${v}`) === apiVersion)
+    if (version !== undefined) return atVersion(k, version)
+  }
+  return undefined
 }
 
 export function kindByPath(group: string, version: string, plural: string): KindInfo | undefined {
-  return kinds.find(k => k.group === group && k.version === version && k.plural === plural)
+  const k = kinds.find(k => k.group === group && k.plural === plural)
+  return k === undefined ? undefined : atVersion(k, version)
 }
 
 /** The store key of a resource: `Kind/namespace/name` (an empty namespace for cluster-wide kinds). */

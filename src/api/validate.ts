@@ -6,7 +6,7 @@ import { formatPath } from './field-path.ts'
 import type { PathSegment } from './field-path.ts'
 import { SPEC_DEFAULTS } from './defaults.ts'
 import { deepFreeze } from '../util/index.ts'
-import { KafkaSourceKind, PingSourceKind, apiVersionOf } from './kinds.ts'
+import { KafkaSourceKind, PingSourceKind, servedApiVersions, storageApiVersionOf } from './kinds.ts'
 import { kafkaSourceSchema, pingSourceSchema } from './schemas.ts'
 import { isRecord, semanticErrors } from './semantic-checks.ts'
 import type { PathError } from './semantic-checks.ts'
@@ -34,7 +34,11 @@ const UNSUPPORTED_HINTS: Readonly<Record<string, string>> = {
   audience: 'not supported: Shoal does not issue OIDC tokens to sinks',
   group: 'not supported: give apiVersion instead',
   address: 'not supported: Shoal resolves a ref to a Service by its name',
-  generateName: 'not supported: give metadata.name'
+  generateName: 'not supported: give metadata.name',
+  tokenProvider:
+    "not supported: Knative's v1 KafkaSource takes it for AWS MSK IAM authentication, which Shoal does not implement",
+  roleARN:
+    "not supported: Knative's v1 KafkaSource takes it for AWS MSK IAM authentication, which Shoal does not implement"
 }
 
 type SourceKind = SourceResource['kind']
@@ -55,8 +59,10 @@ function validatorFor(kind: SourceKind): ValidateFunction {
 }
 
 /**
- * Validates a manifest, applies the defaults and returns it deeply frozen. Throws SHOAL_UNKNOWN_KIND for an
- * apiVersion/kind Shoal does not serve, and one SHOAL_INVALID naming every offending field otherwise.
+ * Validates a manifest, applies the defaults and returns it deeply frozen, at its kind's storage version (a
+ * KafkaSource sent as `sources.knative.dev/v1` comes back as v1beta1: the versions share one schema). Throws
+ * SHOAL_UNKNOWN_KIND for an apiVersion/kind Shoal does not serve, and one SHOAL_INVALID naming every offending field
+ * otherwise.
  */
 export function validateResource(input: unknown): SourceResource {
   const notJson = findNonJson(input, [], 0)
@@ -64,6 +70,7 @@ export function validateResource(input: unknown): SourceResource {
   if (!isRecord(input)) throw invalid('manifest', [{ path: '(root)', message: 'must be an object (a resource)' }])
   const kind = checkTypeMeta(input)
   const working = withExtensionScalarsAsStrings(withoutNegativeZero(structuredClone(input)) as Record<string, unknown>)
+  working['apiVersion'] = storageApiVersionOf(kind === 'KafkaSource' ? KafkaSourceKind : PingSourceKind)
   const what = describe(kind, working)
   const errors = dedupe([...schemaErrors(validatorFor(kind), working), ...semanticErrors(kind, working)])
   if (errors.length > 0) throw invalid(what, errors)
@@ -106,14 +113,14 @@ function checkTypeMeta(input: Record<string, unknown>): SourceKind {
   if (typeof kind !== 'string')
     fields.push({ path: 'kind', message: kind === undefined ? 'required' : 'must be a string' })
   if (typeof apiVersion !== 'string' || typeof kind !== 'string') throw invalid('manifest', fields)
-  const match = served.find(k => k.kind === kind && apiVersionOf(k) === apiVersion)
+  const match = served.find(k => k.kind === kind && servedApiVersions(k).includes(apiVersion))
   if (match !== undefined) return match.kind as SourceKind
-  const list = served.map(k => `${k.kind} (${apiVersionOf(k)})`).join(' and ')
+  const list = served.map(k => `${k.kind} (${servedApiVersions(k).join(', ')})`).join(' and ')
   const sameKind = served.find(k => k.kind === kind)
   const message =
     sameKind === undefined
       ? `kind ${kind} (${apiVersion}) is not served; Shoal serves ${list}`
-      : `${kind} is served as ${apiVersionOf(sameKind)}, not ${apiVersion}; Shoal serves ${list}`
+      : `${kind} is served as ${servedApiVersions(sameKind).join(' or ')}, not ${apiVersion}; Shoal serves ${list}`
   const path = sameKind === undefined ? 'kind' : 'apiVersion'
   throw new ShoalError(ErrorCodes.UNKNOWN_KIND, message, { fields: [{ path, message }] })
 }

@@ -1,4 +1,4 @@
-import { apiVersionOf, kindByApiVersion, kinds } from '../api/index.ts'
+import { kindByApiVersion, kinds, servedApiVersions } from '../api/index.ts'
 import type { KindInfo } from '../api/index.ts'
 import { nameOf, namespaceOf } from './resources.ts'
 import type { JsonObject } from './resources.ts'
@@ -26,7 +26,7 @@ export function manifestTarget(
   }
   const kind = kindByApiVersion(apiVersion, kindName)
   if (kind === undefined) {
-    const served = kinds.map(k => `${k.kind} (${apiVersionOf(k)})`).join(', ')
+    const served = kinds.map(k => `${k.kind} (${servedApiVersions(k).join(', ')})`).join(', ')
     return {
       ok: false,
       message: `${label} in ${source}: no matches for kind "${kindName}" in version "${apiVersion}"; Shoal serves ${served}`

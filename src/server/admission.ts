@@ -38,8 +38,10 @@ export async function admit(
       ;(metadata as Record<string, unknown>).namespace = namespace
     }
   }
+  // The version the body was written at: it must be the path's (the object itself is stored at the storage version).
+  const sentAt = (body as { apiVersion?: unknown } | null)?.apiVersion
   const object = validateObject(body)
-  const fields = mismatches(object, target)
+  const fields = mismatches(object, sentAt, target)
   if (fields.length > 0)
     throw new ShoalError(
       ErrorCodes.INVALID,
@@ -57,12 +59,12 @@ export async function admit(
 }
 
 /** Where a valid object disagrees with the path it was sent to. */
-function mismatches(object: ShoalResource, { info, namespace, name }: AdmissionTarget) {
+function mismatches(object: ShoalResource, sentAt: unknown, { info, namespace, name }: AdmissionTarget) {
   const fields = []
-  if (object.kind !== info.kind || object.apiVersion !== apiVersionOf(info)) {
+  if (object.kind !== info.kind || sentAt !== apiVersionOf(info)) {
     fields.push({
       path: 'kind',
-      message: `the body is a ${object.apiVersion} ${object.kind}, the path names ${apiVersionOf(info)} ${info.kind}`
+      message: `the body is a ${String(sentAt)} ${object.kind}, the path names ${apiVersionOf(info)} ${info.kind}`
     })
   }
   if (object.metadata.namespace !== namespace) {

@@ -26,13 +26,16 @@ export const openApi: Handler = (_server, { res }) => sendJson(res, 200, openApi
 export const discovery: Handler = (_server, { res }) =>
   sendJson(res, 200, {
     kind: 'APIResourceList',
-    resources: kinds.map(k => ({
-      group: k.group,
-      version: k.version,
-      kind: k.kind,
-      name: k.plural,
-      singularName: k.singular,
-      shortNames: k.shortNames,
-      namespaced: true
-    }))
+    resources: kinds.flatMap(k =>
+      k.versions.map(version => ({
+        group: k.group,
+        version,
+        kind: k.kind,
+        name: k.plural,
+        singularName: k.singular,
+        shortNames: k.shortNames,
+        namespaced: k.namespaced,
+        storageVersion: version === k.versions[0]
+      }))
+    )
   })

@@ -1,5 +1,5 @@
 import packageJson from '../../package.json' with { type: 'json' }
-import { apiVersionOf, dispatcherSchema, kinds, schemas, secretSchema } from '../api/index.ts'
+import { apiVersionOf, atVersion, dispatcherSchema, kinds, schemas, secretSchema } from '../api/index.ts'
 import type { KindInfo } from '../api/index.ts'
 
 /** A small OpenAPI 3 description of the resource API, with the same JSON Schemas the server validates with. */
@@ -7,7 +7,9 @@ export function openApiDocument(): unknown {
   return {
     openapi: '3.0.3',
     info: { title: 'Shoal API', version: packageJson.version },
-    paths: Object.fromEntries(kinds.flatMap(k => Object.entries(pathsOf(k)))),
+    paths: Object.fromEntries(
+      kinds.flatMap(k => k.versions.flatMap(version => Object.entries(pathsOf(atVersion(k, version)!))))
+    ),
     components: {
       schemas: {
         ...Object.fromEntries(

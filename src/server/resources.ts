@@ -1,7 +1,7 @@
 import { apiVersionOf, kindByPath, kinds, matchesSelector, parseSelector } from '../api/index.ts'
 import type { KindInfo } from '../api/index.ts'
 import { ErrorCodes, ShoalError, isShoalError } from '../errors/index.ts'
-import type { WriteOp } from '../store/index.ts'
+import type { StoredEntry, WriteOp } from '../store/index.ts'
 import { admit, toNew } from './admission.ts'
 import { sendJson } from './respond.ts'
 import { failure, pathNotFound, statusOf, success } from './status.ts'
@@ -38,6 +38,16 @@ export function resourceTarget(path: string, params: Readonly<Record<string, str
   return { kind: 'object', info, namespace, name }
 }
 
+/**
+ * An entry as the client sees it at the version its path names: every served version of a kind shares one schema,
+ * so the object is the same and only its apiVersion says which was asked for (what a conversion webhook does).
+ */
+function presentAt(server: ServerContext, info: KindInfo, entry: StoredEntry): unknown {
+  const shown = server.present(entry)
+  if (typeof shown !== 'object' || shown === null || info.version === info.versions[0]) return shown
+  return { ...shown, apiVersion: apiVersionOf(info) }
+}
+
 /** Every resource path: lists and creates on a collection, reads, replaces and deletes on one object. */
 export const resources: Handler = async (server, request) => {
   const target = resourceTarget(request.path, request.params)
@@ -61,7 +71,7 @@ async function collection(
       { kind: 'create', object: toNew(object, server.options.secretKey) },
       request.req
     )
-    return sendJson(res, 201, server.present(result.entry))
+    return sendJson(res, 201, presentAt(server, info, result.entry))
   }
   server.send(res, failure(405, 'MethodNotAllowed', `${method} is not allowed on ${request.path}`))
 }
@@ -79,7 +89,7 @@ async function list(
   const inScope = (key: string) => visible === undefined || visible(key.split('/')[1] ?? '')
   const entries = await server.store.list(key => key.startsWith(prefix) && inScope(key))
   const items = [
-    ...entries.map(e => server.present(e)),
+    ...entries.map(e => presentAt(server, info, e)),
     ...(server.options.liveObjects?.(info, new Set(entries.map(e => e.object.metadata.name))) ?? [])
   ].filter(o => matchesSelector(selector.requirements, labelsOf(o)))
   sendJson(res, 200, { apiVersion: apiVersionOf(info), kind: `${info.kind}List`, metadata: {}, items })
@@ -96,7 +106,7 @@ async function object(
   try {
     if (method === 'GET') {
       const entry = await server.store.get(key)
-      const presented = entry ? server.present(entry) : server.options.liveObject?.(info, name)
+      const presented = entry ? presentAt(server, info, entry) : server.options.liveObject?.(info, name)
       if (!presented) throw new ShoalError(ErrorCodes.NOT_FOUND, `${info.plural}.${info.group} "${name}" not found`)
       return sendJson(res, 200, presented)
     }
@@ -108,7 +118,7 @@ async function object(
         object: toNew(object, server.options.secretKey),
         ...(expected ? { expectedVersion: expected } : {})
       }
-      return sendJson(res, 200, server.present((await executeWrite(server, op, req)).entry))
+      return sendJson(res, 200, presentAt(server, info, (await executeWrite(server, op, req)).entry))
     }
     if (method === 'DELETE') {
       const expected = request.query.get('resourceVersion') ?? undefined

@@ -87,10 +87,23 @@ describe('Knative documentation examples', () => {
     })
   })
 
-  it('a v1beta2 PingSource is refused, naming the version Shoal serves', () => {
-    const error = catchShoal(() => validateResource(one(examples.pingSourceV1beta2)), 'SHOAL_UNKNOWN_KIND')
-    assert.match(error.message, /PingSource is served as sources\.knative\.dev\/v1, not sources\.knative\.dev\/v1beta2/)
-    assert.match(error.message, /KafkaSource \(sources\.knative\.dev\/v1beta1\)/)
+  it('a v1beta2 PingSource is taken as the same object at v1, the version Shoal stores', () => {
+    const resource = validateResource(one(examples.pingSourceV1beta2))
+    assert.equal(resource.apiVersion, 'sources.knative.dev/v1')
+    assert.equal(resource.kind, 'PingSource')
+    const error = catchShoal(
+      () =>
+        validateResource({
+          ...(one(examples.pingSourceV1beta2) as object),
+          apiVersion: 'sources.knative.dev/v1alpha2'
+        }),
+      'SHOAL_UNKNOWN_KIND'
+    )
+    assert.match(
+      error.message,
+      /PingSource is served as sources\.knative\.dev\/v1 or sources\.knative\.dev\/v1beta2, not sources\.knative\.dev\/v1alpha2/
+    )
+    assert.match(error.message, /KafkaSource \(sources\.knative\.dev\/v1beta1, sources\.knative\.dev\/v1\)/)
   })
 
   it('all examples in one multi-document stream parse to one object each', () => {

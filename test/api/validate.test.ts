@@ -371,7 +371,7 @@ describe('validateResource: kind and shape', () => {
     )
     assert.match(
       error.message,
-      /KafkaSource \(sources\.knative\.dev\/v1beta1\) and PingSource \(sources\.knative\.dev\/v1\)/
+      /KafkaSource \(sources\.knative\.dev\/v1beta1, sources\.knative\.dev\/v1\) and PingSource \(sources\.knative\.dev\/v1, sources\.knative\.dev\/v1beta2\)/
     )
     assert.deepEqual(
       error.fields.map(f => f.path),

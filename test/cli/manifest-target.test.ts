@@ -24,15 +24,17 @@ test('an explicit -n that contradicts the manifest is an error', () => {
 })
 
 test('an unknown kind or version names what Shoal serves', () => {
-  const target = manifestTarget({ ...ks, apiVersion: 'sources.knative.dev/v1' }, 'f.yaml', implicit)
+  const target = manifestTarget({ ...ks, apiVersion: 'sources.knative.dev/v1alpha1' }, 'f.yaml', implicit)
   assert.equal(target.ok, false)
   if (!target.ok) {
     assert.match(
       target.message,
-      /"x" in f\.yaml: no matches for kind "KafkaSource" in version "sources\.knative\.dev\/v1"/
+      /"x" in f\.yaml: no matches for kind "KafkaSource" in version "sources\.knative\.dev\/v1alpha1"/
     )
-    assert.match(target.message, /KafkaSource \(sources\.knative\.dev\/v1beta1\)/)
+    assert.match(target.message, /KafkaSource \(sources\.knative\.dev\/v1beta1, sources\.knative\.dev\/v1\)/)
   }
+  const v1 = manifestTarget({ ...ks, apiVersion: 'sources.knative.dev/v1' }, 'f.yaml', implicit)
+  assert.ok(v1.ok && v1.kind.version === 'v1', 'a v1 KafkaSource goes to the v1 path')
   const bare = manifestTarget({ metadata: { name: 'x' } }, 'f.yaml', implicit)
   assert.equal(bare.ok, false)
 })

@@ -104,16 +104,94 @@ describe('the resource API on two controllers over the Kafka log', () => {
     assert.equal(gone.body.reason, 'NotFound')
   })
 
+  it('serves a KafkaSource at v1beta1 and v1 and a PingSource at v1 and v1beta2: one object, every field kept', async () => {
+    const V1 = KS.replace('/v1beta1/', '/v1/')
+    const manifest = `apiVersion: sources.knative.dev/v1
+kind: KafkaSource
+metadata:
+  name: versions
+  labels: {team: a}
+  annotations: {example.com/note: kept}
+spec:
+  bootstrapServers: [127.0.0.1:9092]
+  topics: [t1, t2]
+  consumerGroup: versions-group
+  consumers: 3
+  initialOffset: earliest
+  ordering: unordered
+  sink:
+    uri: http://127.0.0.1:9/sink
+  delivery: {retry: 4, backoffPolicy: linear, backoffDelay: PT0.5S, timeout: PT10S}
+  ceOverrides:
+    extensions: {extra: x}
+`
+    const created = await http('POST', `${a.url}${V1}`, manifest)
+    assert.equal(created.status, 201, JSON.stringify(created.body))
+    assert.equal(created.body.apiVersion, 'sources.knative.dev/v1', 'shown at the version it was sent to')
+    const asBeta = await http('GET', `${b.url}${KS}/versions`)
+    assert.equal(asBeta.status, 200)
+    assert.equal(asBeta.body.apiVersion, 'sources.knative.dev/v1beta1')
+    const asV1 = await http('GET', `${a.url}${V1}/versions`)
+    const { apiVersion: _beta, status: _s1, ...betaRest } = asBeta.body
+    const { apiVersion: _v1, status: _s2, ...v1Rest } = asV1.body
+    assert.deepEqual(v1Rest, betaRest, 'the same object at either version')
+    // Changed at v1beta1, read back at v1: the change and every other field are there.
+    const changed = { ...asBeta.body, spec: { ...asBeta.body.spec, consumers: 5 } }
+    delete changed.status
+    const put = await http('PUT', `${b.url}${KS}/versions`, JSON.stringify(changed), 'application/json')
+    assert.equal(put.status, 200, JSON.stringify(put.body))
+    const after = await http('GET', `${a.url}${V1}/versions`)
+    assert.equal(after.body.apiVersion, 'sources.knative.dev/v1')
+    assert.deepEqual(after.body.spec, { ...asV1.body.spec, consumers: 5 })
+    assert.deepEqual(after.body.metadata.labels, { team: 'a' })
+    assert.deepEqual(after.body.metadata.annotations, asV1.body.metadata.annotations)
+    // Lists at each version name it.
+    const list = await http('GET', `${a.url}${V1}`)
+    assert.equal(list.body.apiVersion, 'sources.knative.dev/v1')
+    assert.ok(list.body.items.every((o: { apiVersion: string }) => o.apiVersion === 'sources.knative.dev/v1'))
+    // A body at one version sent to the other's path is refused, naming both.
+    const crossed = await http('POST', `${a.url}${KS}`, manifest.replace('name: versions', 'name: crossed'))
+    assert.ok(crossed.status >= 400 && crossed.status < 500, JSON.stringify(crossed.body))
+    assert.match(
+      crossed.body.message,
+      /the body is a sources\.knative\.dev\/v1 KafkaSource, the path names sources\.knative\.dev\/v1beta1/
+    )
+    // A field only Knative's v1 has, for AWS MSK IAM, is refused by name.
+    const iam = manifest
+      .replace('name: versions', 'name: iam')
+      .replace('  sink:', '  net: {sasl: {enable: true, tokenProvider: {secretKeyRef: {name: s, key: k}}}}\n  sink:')
+    const refused = await http('POST', `${a.url}${V1}`, iam)
+    assert.ok(refused.status >= 400 && refused.status < 500, JSON.stringify(refused.body))
+    assert.match(JSON.stringify(refused.body), /tokenProvider[^"]*"?[^"]*AWS MSK IAM/)
+    // PingSource at v1beta2, read at v1.
+    const ping = await http(
+      'POST',
+      `${a.url}${PS.replace('/v1/', '/v1beta2/')}`,
+      `apiVersion: sources.knative.dev/v1beta2\nkind: PingSource\nmetadata: {name: versions}\nspec:\n  schedule: "*/2 * * * *"\n  contentType: application/json\n  data: '{"m": 1}'\n  sink: {uri: http://127.0.0.1:9/ping}\n`
+    )
+    assert.equal(ping.status, 201, JSON.stringify(ping.body))
+    const pingV1 = await http('GET', `${b.url}${PS}/versions`)
+    assert.equal(pingV1.body.apiVersion, 'sources.knative.dev/v1')
+    assert.equal(pingV1.body.spec.data, '{"m": 1}')
+    // shoal get names the version asked for.
+    const got = await shoal(a.url, 'get', 'kafkasources.v1.sources.knative.dev', 'versions', '-o', 'yaml')
+    assert.equal(got.code, 0, got.stderr)
+    assert.match(got.stdout, /apiVersion: sources\.knative\.dev\/v1\n/)
+  })
+
   it('accepts the KafkaSource and PingSource examples of the Knative documentation unchanged', async () => {
-    // Every example but the v1beta2 PingSource, which Shoal refuses naming the version it serves.
-    const manifests = Object.entries(examples).filter(([name]) => name !== 'pingSourceV1beta2')
+    // Each at the version it is written for (the v1beta2 PingSource at v1beta2).
+    const manifests = Object.entries(examples)
     assert.ok(manifests.length >= 2)
     const seen = new Set<string>()
     for (const [name, text] of manifests) {
       const kind = /kind:\s*(\w+)/.exec(text)![1]
       const namespace = /namespace:\s*(\S+)/.exec(text)?.[1] ?? 'default'
       const resource = /name:\s*(\S+)/.exec(text)![1]
-      const path = (kind === 'KafkaSource' ? KS : PS).replace('/namespaces/default/', `/namespaces/${namespace}/`)
+      const version = /apiVersion:\s*sources\.knative\.dev\/(\w+)/.exec(text)![1]!
+      const path = (kind === 'KafkaSource' ? KS : PS)
+        .replace('/namespaces/default/', `/namespaces/${namespace}/`)
+        .replace(/\/sources\.knative\.dev\/\w+\//, `/sources.knative.dev/${version}/`)
       const created = await http('POST', `${a.url}${path}`, text)
       // Several examples share a name; the later ones then exist already.
       const expected = seen.has(`${kind}/${namespace}/${resource}`) ? 409 : 201
