@@ -59,6 +59,25 @@ class SinkLog {
 }
 
 /**
+ * What every sink of key ordering must have seen: no two requests of a key open at once, each key's requests in
+ * offset order, every offset of the topic delivered, and more requests open at once than `ordered` allows (one
+ * per partition): parallelism across keys.
+ */
+function checkKeyOrder(log: SinkLog, ends: readonly bigint[]): void {
+  assert.deepEqual(log.overlaps.slice(0, 5), [], `${log.overlaps.length} requests of a key while another was open`)
+  for (const [key, offsets] of log.attempts) {
+    const sorted = [...offsets].sort((a, b) => a - b)
+    assert.deepEqual(offsets, sorted, `key ${key}: requests out of offset order`)
+  }
+  ends.forEach((end, partition) => {
+    const seen = log.delivered.get(partition) ?? new Set()
+    const missing = Array.from({ length: Number(end) }, (_, o) => o).filter(o => !seen.has(o))
+    assert.deepEqual(missing.slice(0, 10), [], `partition ${partition}: ${missing.length} offsets never delivered`)
+  })
+  assert.ok(log.mostOpen > PARTITIONS, `at most ${log.mostOpen} requests open at once`)
+}
+
+/**
  * Produces RECORDS records round-robin over the partitions, keyed over `keys` keys (a key in several partitions
  * is ordered per partition), one in 50 without a key.
  */
@@ -224,18 +243,7 @@ describe('ordering: key through the whole system', () => {
       )
       assert.ok(log.retried > 0, 'some deliveries were retried')
       assert.ok(log.noKey > 0, 'records without a key were delivered too')
-      assert.deepEqual(log.overlaps.slice(0, 5), [], `${log.overlaps.length} requests of a key while another was open`)
-      for (const [key, offsets] of log.attempts) {
-        const sorted = [...offsets].sort((a, b) => a - b)
-        assert.deepEqual(offsets, sorted, `key ${key}: requests out of offset order`)
-      }
-      ends.forEach((end, partition) => {
-        const seen = log.delivered.get(partition) ?? new Set()
-        const missing = Array.from({ length: Number(end) }, (_, o) => o).filter(o => !seen.has(o))
-        assert.deepEqual(missing.slice(0, 10), [], `partition ${partition}: ${missing.length} offsets never delivered`)
-      })
-      // Parallelism across keys: more requests open at once than `ordered` allows (one per partition).
-      assert.ok(log.mostOpen > PARTITIONS, `at most ${log.mostOpen} requests open at once`)
+      checkKeyOrder(log, ends)
     } finally {
       await controller.stop()
       await dispatcher.stop()
@@ -286,17 +294,7 @@ describe('ordering: key through the whole system', () => {
         120_000,
         () => `all ${total} records at the sink (${log.deliveredCount} so far)`
       )
-      assert.deepEqual(log.overlaps.slice(0, 5), [], `${log.overlaps.length} requests of a key while another was open`)
-      for (const [key, offsets] of log.attempts) {
-        const sorted = [...offsets].sort((a, b) => a - b)
-        assert.deepEqual(offsets, sorted, `key ${key}: requests out of offset order`)
-      }
-      ends.forEach((end, partition) => {
-        const seen = log.delivered.get(partition) ?? new Set()
-        const missing = Array.from({ length: Number(end) }, (_, o) => o).filter(o => !seen.has(o))
-        assert.deepEqual(missing.slice(0, 10), [], `partition ${partition}: ${missing.length} offsets never delivered`)
-      })
-      assert.ok(log.mostOpen > PARTITIONS, `at most ${log.mostOpen} requests open at once`)
+      checkKeyOrder(log, ends)
     } finally {
       await controller.stop()
       await dispatcher.stop()
