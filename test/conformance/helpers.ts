@@ -79,7 +79,7 @@ export interface TracingSink {
 export async function tracingSink(extra: readonly string[] = []): Promise<TracingSink> {
   const arrived: Arrived[] = []
   const sink: PythonSink = await startPythonSink(['--trace', '--trace-data', ...extra], line => {
-    if (line.kind === 'arrived') arrived.push(line.attributes as unknown as Arrived)
+    if (line.kind === 'arrived') arrived.push(line.attributes)
   })
   return { url: sink.url, arrived, stop: () => sink.stop() }
 }
@@ -87,8 +87,8 @@ export async function tracingSink(extra: readonly string[] = []): Promise<Tracin
 /** A CA and a certificate for 127.0.0.1 signed by it, made with openssl. */
 export function certificates(): { ca: string; cert: string; key: string } {
   const dir = mkdtempSync(join(tmpdir(), 'shoal-conformance-'))
-  const run = (...args: string[]) =>
-    execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' })
+  const run = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' })
+  writeFileSync(join(dir, 'san.cnf'), 'subjectAltName=IP:127.0.0.1\n')
   try {
     run(
       'req',
@@ -164,8 +164,8 @@ export async function httpsSink(tls: { cert: string; key: string }): Promise<Htt
 }
 
 /** A source's status as the API shows it. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON under test
 export async function statusOf(url: string): Promise<Record<string, any>> {
-  // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON under test
   const answer = await http('GET', url)
   if (answer.status !== 200) throw new Error(`GET ${url}: ${answer.status} ${JSON.stringify(answer.body)}`)
   return answer.body.status ?? {}

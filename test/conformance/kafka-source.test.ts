@@ -320,7 +320,7 @@ describe('Knative KafkaSource conformance', () => {
       const ca = tls.ca
         .trim()
         .split('\n')
-        .map(l => `    ${l}`)
+        .map(l => `      ${l}`)
         .join('\n')
       // The CA goes in spec.sink.CACerts, a block of its own, so this source is written out in full.
       const name = uniqueName('tls').toLowerCase().slice(0, 50)
