@@ -4,7 +4,9 @@
 #   - Debian's chromium, for the dashboard's browser test (SHOAL_SKIP_CHROMIUM=1 skips it),
 #   - as root, Debian's nftables, for the network lab,
 #   - the CloudEvents Python SDK from PyPI, for the sinks written as users write them (test/sinks/python_sink.py),
-#     into the cache (`$(shoal_cache_dir)/python`, on PYTHONPATH for those sinks).
+#     into the cache (`$(shoal_cache_dir)/python`, on PYTHONPATH for those sinks),
+#   - confluent-kafka (librdkafka) from PyPI into the same folder, the independent producer of the conformance suite
+#     (test/conformance/kafka_producer.py).
 # None is fatal: the one test that needs what could not be installed says so.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -46,5 +48,20 @@ if [ "$(cat "$python_dir/.shoal-cloudevents" 2>/dev/null)" != "$cloudevents_vers
     fi
   else
     shoal_say "no python3 with pip: the tests with a Python sink (test/sinks/python_sink.py) need Python 3 and pip"
+  fi
+fi
+
+# confluent-kafka, pinned, beside the SDK; its own stamp.
+confluent_version=2.16.1
+if [ "$(cat "$python_dir/.shoal-confluent-kafka" 2>/dev/null)" != "$confluent_version" ]; then
+  if command -v python3 >/dev/null 2>&1 && python3 -m pip --version >/dev/null 2>&1; then
+    shoal_say "installing confluent-kafka $confluent_version from PyPI into $python_dir"
+    if python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location --upgrade \
+      --target "$python_dir" "confluent-kafka==$confluent_version" 2>&1 | grep -v "Running pip as the 'root' user" >&2; then :; fi
+    if PYTHONPATH="$python_dir" python3 -c 'import confluent_kafka' 2>/dev/null; then
+      printf '%s\n' "$confluent_version" >"$python_dir/.shoal-confluent-kafka"
+    else
+      shoal_say "could not install confluent-kafka; the conformance suite's KafkaSource tests will fail"
+    fi
   fi
 fi

@@ -4,6 +4,7 @@
 #
 #   npm test                                   every test/**/*.test.ts
 #   npm test -- test/kafka/embedded.test.ts    some files
+#   npm test -- test/conformance/              every test file under a folder
 #   SHOAL_TEST_CONCURRENCY=1 npm test          one test file at a time (default 2)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -20,6 +21,13 @@ fi
 if [ "$#" -eq 0 ]; then
   set -- 'test/**/*.test.ts'
 fi
+# A folder stands for the test files under it (node --test takes files and globs, not folders).
+args=()
+for arg in "$@"; do
+  if [ -d "$arg" ]; then args+=("${arg%/}/**/*.test.ts"); else args+=("$arg"); fi
+done
+set -- "${args[@]}"
+
 # Two files at a time suit a 2-core machine: most tests wait on Kafka, not the CPU. The timeout stops one hung
 # test from hanging the run (and CI) without bound. --import runs test/setup/fast-check.ts in every test process (the
 # global set-up runs in another one): it makes a property test's explicit maxLength fast-check's real bound.

@@ -10,6 +10,8 @@ Prints one line per event it accepts, `<id>\t<kafka offset extension or ->`, the
   --close          answer with `Connection: close`
   --stall-ms N     listen, but accept nothing for N ms first (its accept queue overflows meanwhile)
   --trace          also print a line as each event arrives: `>\t` and its attributes and extensions as JSON
+  --trace-data     with --trace, add `_data` (the data as text: JSON re-encoded compactly) and `_headers` (the
+                   request's headers, names in lower case)
 """
 import argparse
 import json
@@ -29,6 +31,7 @@ parser.add_argument("--backlog", type=int, default=0)
 parser.add_argument("--close", action="store_true")
 parser.add_argument("--stall-ms", type=float, default=0)
 parser.add_argument("--trace", action="store_true")
+parser.add_argument("--trace-data", action="store_true")
 args = parser.parse_args()
 
 lock = threading.Lock()
@@ -56,6 +59,14 @@ class Handler(BaseHTTPRequestHandler):
             n = count
             if args.trace:
                 attributes = {k: v.isoformat() if hasattr(v, "isoformat") else str(v) for k, v in event.get_attributes().items()}
+                if args.trace_data:
+                    data = event.get_data()
+                    if isinstance(data, (bytes, bytearray)):
+                        data = data.decode("utf-8", "replace")
+                    elif data is not None and not isinstance(data, str):
+                        data = json.dumps(data, separators=(",", ":"))
+                    attributes["_data"] = data
+                    attributes["_headers"] = {k.lower(): v for k, v in self.headers.items()}
                 out.write(f">\t{json.dumps(attributes)}\n")
                 out.flush()
         if args.slow_every and n % args.slow_every == 0:
