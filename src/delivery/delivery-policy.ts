@@ -9,6 +9,8 @@ import type { BackoffPolicy } from './backoff.ts'
 export interface SinkEndpoint {
   readonly uri: string
   readonly caCerts?: string
+  /** HTTP headers every request to it carries beside the event's (a PingSource's `Kn-Namespace`, as Knative's). */
+  readonly headers?: Readonly<Record<string, string>>
 }
 
 /** A resolved delivery spec. */

@@ -113,6 +113,14 @@ interface Route {
 
 const EMPTY = Buffer.alloc(0)
 
+/** An event's headers with the endpoint's own (they never replace the event's). */
+function withEndpointHeaders(
+  headers: Readonly<Record<string, string>>,
+  extra: Readonly<Record<string, string>> | undefined
+): Record<string, string> {
+  return extra === undefined ? (headers as Record<string, string>) : { ...extra, ...headers }
+}
+
 /** Sends events to sinks over pooled, capped connections. */
 export class SinkClient {
   readonly #options: SinkClientOptions
@@ -166,14 +174,14 @@ export class SinkClient {
     }
     // A free slot sends at once: while the request is held, its Attempt is all there is (no suspended frame).
     const { limiter } = route.origin
-    if (limiter.tryAcquire()) return this.#dispatch(route, event, timeoutMs, wireSignal)
+    if (limiter.tryAcquire()) return this.#dispatch(route, endpoint, event, timeoutMs, wireSignal)
     return limiter.acquire(sourceKey, signal).then(() => {
       // Handed a slot as the signal aborted (by a request it aborted): it goes to the next one.
       if (signal?.aborted === true) {
         limiter.release()
         throw signal.reason
       }
-      return this.#dispatch(route, event, timeoutMs, wireSignal)
+      return this.#dispatch(route, endpoint, event, timeoutMs, wireSignal)
     })
   }
 
@@ -191,6 +199,7 @@ export class SinkClient {
   // holds the connection slot and gives it back when it settles.
   #dispatch(
     route: Route,
+    endpoint: SinkEndpoint,
     event: CloudEvent | EventBatch,
     timeoutMs: number,
     wireSignal: AbortSignal | undefined
@@ -203,7 +212,7 @@ export class SinkClient {
     const request: Dispatcher.DispatchOptions = {
       method: 'POST',
       path: route.path,
-      headers: isBatch(event) ? BATCH_HEADERS : binaryHeaders(event),
+      headers: withEndpointHeaders(isBatch(event) ? BATCH_HEADERS : binaryHeaders(event), endpoint.headers),
       body: isBatch(event) ? event.body : event.data,
       headersTimeout: 0,
       bodyTimeout: 0

@@ -98,7 +98,17 @@ export function pingRecordOf(object: StoredPingSource, offset: number, options: 
 // for all of them.
 const PING_DELIVERY_POLICY = resolveDeliveryPolicy(undefined)
 
-/** Where the ticks of `key` go: its resolved sink under Shoal's delivery defaults. */
+/**
+ * Where the ticks of `key` (`PingSource/<namespace>/<name>`) go: its resolved sink under Shoal's delivery defaults,
+ * each request with the header `Kn-Namespace: <namespace>`, as Knative's PingSource adapter sends it (a sink or an
+ * event policy can tell which namespace an event comes from).
+ */
 export function pingTargetOf(key: string, sink: PingSink): DeliveryTarget {
-  return Object.freeze({ sourceKey: key, sink, policy: PING_DELIVERY_POLICY })
+  const namespace = key.split('/')[1] ?? ''
+  let headers = NAMESPACE_HEADERS.get(namespace)
+  if (headers === undefined) NAMESPACE_HEADERS.set(namespace, (headers = Object.freeze({ 'kn-namespace': namespace })))
+  return Object.freeze({ sourceKey: key, sink: { ...sink, headers }, policy: PING_DELIVERY_POLICY })
 }
+
+// One headers object per namespace, shared by its schedules (a dispatcher may run 100,000).
+const NAMESPACE_HEADERS = new Map<string, Readonly<Record<string, string>>>()

@@ -66,18 +66,14 @@ describe('Knative PingSource conformance', () => {
     assert.equal(e['type'], PING)
   })
 
-  it(
-    `SendsEventsWithSinkRef: Must "delivers events" matching HasKnNamespaceHeader (${FEATURES})`,
-    { todo: 'Shoal sends no Kn-Namespace header (docs/conformance.md)' },
-    async () => {
-      const { name } = await create(
-        'kn-namespace',
-        '  schedule: "* * * * * *"\n  sink: {ref: {apiVersion: v1, kind: Service, name: ping-sink}}\n'
-      )
-      const e = await first(name)
-      assert.equal(e._headers?.['kn-namespace'], 'default')
-    }
-  )
+  it(`SendsEventsWithSinkRef: Must "delivers events" matching HasKnNamespaceHeader (${FEATURES})`, async () => {
+    const { name } = await create(
+      'kn-namespace',
+      '  schedule: "* * * * * *"\n  sink: {ref: {apiVersion: v1, kind: Service, name: ping-sink}}\n'
+    )
+    const e = await first(name)
+    assert.equal(e._headers?.['kn-namespace'], 'default')
+  })
 
   it(`SendsEventsWithSinkURI: Must "delivers events" of type ${PING} (${FEATURES})`, async () => {
     const { name, url } = await create('sink-uri', `  schedule: "* * * * * *"\n  sink: {uri: "${sink.url}"}\n`)
