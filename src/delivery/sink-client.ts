@@ -118,7 +118,7 @@ function withEndpointHeaders(
   headers: Readonly<Record<string, string>>,
   extra: Readonly<Record<string, string>> | undefined
 ): Record<string, string> {
-  return extra === undefined ? (headers as Record<string, string>) : { ...extra, ...headers }
+  return extra === undefined ? headers : { ...extra, ...headers }
 }
 
 /** Sends events to sinks over pooled, capped connections. */
