@@ -19,7 +19,8 @@ export interface KeyTypeSetting {
 /**
  * The key type a source's metadata asks for, as Knative reads it: the label when it is set and not empty, exactly
  * one of the four names (case-sensitive); anything else is `string` (Knative's data plane falls back to its
- * string deserializer), with a warning.
+ * string deserializer), with a warning. Without the label, the same name as an annotation is taken too (Knative
+ * ignores it), with a warning that says so.
  */
 export function keyTypeOf(metadata: {
   readonly labels?: Readonly<Record<string, string>>
@@ -28,12 +29,18 @@ export function keyTypeOf(metadata: {
   const value = metadata.labels?.[KEY_TYPE_LABEL]
   if (value === undefined || value === '') {
     const annotation = metadata.annotations?.[KEY_TYPE_LABEL]
-    if (annotation === undefined) return { keyType: 'string' }
+    if (annotation === undefined || annotation === '') return { keyType: 'string' }
+    const path = `metadata.annotations["${KEY_TYPE_LABEL}"]`
+    if (!(KAFKA_KEY_TYPES as readonly string[]).includes(annotation)) {
+      return {
+        keyType: 'string',
+        warning: `${path}: unknown key type ${JSON.stringify(annotation)} (one of ${KAFKA_KEY_TYPES.join(', ')}); keys are read as string`
+      }
+    }
+    // Users write it as an annotation (it reads like one); Shoal takes it, and says Knative would not.
     return {
-      keyType: 'string',
-      warning:
-        `metadata.annotations["${KEY_TYPE_LABEL}"]: ignored, as Knative ignores it — the key type is a label ` +
-        `(metadata.labels); keys are read as string`
+      keyType: annotation as KafkaKeyType,
+      warning: `${path}: taken as the key type, but Knative reads only the label (metadata.labels); set it there to keep the manifest portable`
     }
   }
   if ((KAFKA_KEY_TYPES as readonly string[]).includes(value)) return { keyType: value as KafkaKeyType }

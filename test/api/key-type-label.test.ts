@@ -26,13 +26,16 @@ describe('keyTypeOf: the key-type label, read as Knative reads it', () => {
     }
   })
 
-  it('as an annotation it is ignored, as Knative ignores it, with a warning; the label wins', () => {
+  it('as an annotation it is taken too (Knative ignores it), with a warning that says so; the label wins', () => {
     const annotated = keyTypeOf({ annotations: { [KEY_TYPE_LABEL]: 'int' } })
-    assert.equal(annotated.keyType, 'string')
+    assert.equal(annotated.keyType, 'int')
     assert.match(
       annotated.warning ?? '',
-      /^metadata\.annotations\["kafkasources\.sources\.knative\.dev\/key-type"\]: ignored/
+      /^metadata\.annotations\["kafkasources\.sources\.knative\.dev\/key-type"\]: taken as the key type, but Knative reads only the label/
     )
+    const unknown = keyTypeOf({ annotations: { [KEY_TYPE_LABEL]: 'long' } })
+    assert.equal(unknown.keyType, 'string')
+    assert.match(unknown.warning ?? '', /unknown key type "long"/)
     assert.deepEqual(keyTypeOf({ labels: { [KEY_TYPE_LABEL]: 'float' }, annotations: { [KEY_TYPE_LABEL]: 'int' } }), {
       keyType: 'float'
     })
