@@ -47,7 +47,10 @@ export class LeaderTerm {
     this.#options = options
     this.#log = options.log
     this.#net = sourceNet(options.store, options.secretKey)
-    this.#termLog = new TermLog(options.connection, options.store)
+    // A later term's record in the log: taken over, as surely as a fenced append says (see #onFailure).
+    this.#termLog = new TermLog(options.connection, options.store, epoch => {
+      if (!this.deposed) this.#onFailure(new Error(`fenced: scheduler term ${epoch} wrote after this one`))
+    })
     this.#scheduler = new Scheduler({ config: options.config })
     this.#partitions = new PartitionCounts(options.connection.clientId, options.log)
     this.#pool = new PoolSizer({

@@ -17,8 +17,13 @@ export class TermLog {
   readonly #producer: Producer
   readonly #tailer: LogTailer
   #epoch = 0
+  #opened = false
 
-  constructor(connection: KafkaConnection, store: ResourceStore) {
+  /**
+   * `onSuperseded`: once open, the log holds a record of a later term — another leader took over. Its appends are
+   * fenced too, but a term with nothing to append would never find out.
+   */
+  constructor(connection: KafkaConnection, store: ResourceStore, onSuperseded?: (epoch: number) => void) {
     this.#store = store
     const names = store.names
     this.#producer = new Producer({
@@ -46,7 +51,8 @@ export class TermLog {
             key,
             map === this.contracts ? { ...value, heldSince: value.heldSince ?? String(record.offset) } : value
           )
-          this.#epoch = Math.max(this.#epoch, value.epoch)
+          if (!this.#opened) this.#epoch = Math.max(this.#epoch, value.epoch)
+          else if (value.epoch > this.#epoch) onSuperseded?.(value.epoch)
         }
       }
     })
@@ -66,6 +72,7 @@ export class TermLog {
     const names = this.#store.names
     await this.#tailer.barrier([{ topic: names.placementsTopic }, { topic: names.contractsTopic }])
     this.#epoch += 1
+    this.#opened = true
   }
 
   /** Appends `writes` in one transaction (a fenced term's append throws: see isFencing), then holds them as the log's. */

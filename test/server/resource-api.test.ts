@@ -110,7 +110,7 @@ describe('the resource API on two controllers over the Kafka log', () => {
 kind: KafkaSource
 metadata:
   name: versions
-  labels: {team: a}
+  labels: {versions-test: kept}
   annotations: {example.com/note: kept}
 spec:
   bootstrapServers: [127.0.0.1:9092]
@@ -143,7 +143,7 @@ spec:
     const after = await http('GET', `${a.url}${V1}/versions`)
     assert.equal(after.body.apiVersion, 'sources.knative.dev/v1')
     assert.deepEqual(after.body.spec, { ...asV1.body.spec, consumers: 5 })
-    assert.deepEqual(after.body.metadata.labels, { team: 'a' })
+    assert.deepEqual(after.body.metadata.labels, { 'versions-test': 'kept' })
     assert.deepEqual(after.body.metadata.annotations, asV1.body.metadata.annotations)
     // Lists at each version name it.
     const list = await http('GET', `${a.url}${V1}`)
