@@ -2,6 +2,7 @@ import { IsolationLevels } from '../kafka/index.ts'
 import { HANDOVER_WAIT_MS } from './defaults.ts'
 import type { GroupMembership } from './group-membership.ts'
 import { readCommitNote } from './commit-metadata.ts'
+import type { CommitNoteReading } from './commit-metadata.ts'
 import type { MemberCommits } from './member-commits.ts'
 import type { MemberContext } from './member-context.ts'
 import type { CommittedOffset } from './offset-committer.ts'
@@ -45,11 +46,14 @@ export class StartPositions {
         const committed = await this.#committedOffsets(pending)
         const missing: PartitionRun[] = []
         const starts = new Map<PartitionRun, bigint>()
+        /** What each committed offset's metadata says, read once: its mark, and the records handled past it. */
+        const notes = new Map<PartitionRun, CommitNoteReading>()
         let waiting = false
         for (const run of pending) {
           const found = committed.get(run.id)
           const note =
             found === undefined || found.offset < 0n ? undefined : readCommitNote(found.offset, found.metadata)
+          if (note !== undefined) notes.set(run, note)
           if (note?.unreadable !== undefined) {
             this.#ctx.options.log(
               'warn',
@@ -87,11 +91,10 @@ export class StartPositions {
           // so does one past a draining mark its former owner never released (the commit clears the mark).
           const recommit = missing.includes(run) || pastMark.has(run)
           // What the commit says its owner handled past it holds also when that owner never released the partition.
-          const found = missing.includes(run) ? undefined : committed.get(run.id)
-          const inherited = found === undefined ? [] : readCommitNote(found.offset, found.metadata).handled
+          const inherited = missing.includes(run) ? [] : (notes.get(run)?.handled ?? [])
           run.tracker = recommit
             ? new OffsetTracker(offset, undefined, inherited)
-            : new OffsetTracker(offset, offset, inherited, found?.metadata)
+            : new OffsetTracker(offset, offset, inherited, committed.get(run.id)?.metadata)
         }
         if (missing.length > 0) this.#commits.requestCommit()
         this.#ctx.wake.notify()

@@ -409,16 +409,21 @@ describe('WatermarkBook and owed ticks', () => {
   })
   const holder: Holder = { dispatcher: 'dispatcher-0', offset: 2n, incarnation: 1, leftAtMs: T }
   const self = { id: 'dispatcher-1', incarnation: 1 }
-
-  it('a live holder: start past its owed ticks and watch them; answered ones end, orphaned ones fire here', () => {
-    let now = 0
-    const b = new WatermarkBook({ livenessTimeoutMs: 10_000, clock: () => now })
+  /** A book whose dispatcher-0 released holding 2 through T + 3 s, owing the ticks at T + 1 s and T + 2 s. */
+  const bookOwing = (clock: () => number): WatermarkBook => {
+    const b = new WatermarkBook({ livenessTimeoutMs: 10_000, clock })
     const owed = [iso(T + 1_000), iso(T + 2_000)]
     b.apply({
       id: 'dispatcher-0',
       value: owedBeat(1, { through: iso(T + 3_000), heldSince: '2', owed }),
       appendTimeMs: T
     })
+    return b
+  }
+
+  it('a live holder: start past its owed ticks and watch them; answered ones end, orphaned ones fire here', () => {
+    let now = 0
+    const b = bookOwing(() => now)
     const found = b.resolve(KEY, [holder], self)
     assert.deepEqual(found, {
       kind: 'since',
@@ -435,13 +440,7 @@ describe('WatermarkBook and owed ticks', () => {
 
   it('a holder that stopped: start below its owed ticks; one that stops while watched: fire what it still owed', () => {
     let now = 0
-    const b = new WatermarkBook({ livenessTimeoutMs: 10_000, clock: () => now })
-    const owed = [iso(T + 1_000), iso(T + 2_000)]
-    b.apply({
-      id: 'dispatcher-0',
-      value: owedBeat(1, { through: iso(T + 3_000), heldSince: '2', owed }),
-      appendTimeMs: T
-    })
+    const b = bookOwing(() => now)
     const found = b.resolve(KEY, [holder], self)
     if (found.kind !== 'since' || found.owed === undefined) return assert.fail('watch expected')
     now = 60_000
