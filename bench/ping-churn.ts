@@ -2,7 +2,7 @@
 // dispatchers is cordoned, loses a member to SIGKILL and gains one? One broker (embedded, or
 // KAFKA_BOOTSTRAP_SERVERS), one `shoal controller`, three `shoal dispatcher` processes (zones a, b, c,
 // `--capacity 10`), N PingSources with `schedule: "* * * * * *"` (every second) created through the API, all to one
-// HTTP sink in this process (path `/NAME`) that records each event's `ce-time` (the nominal tick), `ce-shoallate`
+// sink that records each event's `ce-time` (the nominal tick), `ce-shoallate`
 // and when it arrived.
 //
 // Timeline, in seconds from t0 = the moment the last source was created: at --cordon-at `shoal cordon
@@ -27,13 +27,11 @@
 // listen backlog 5), one for all sources (each event's `source` names it); --sink-delay-ms: the sink answers after
 // that long (a slow sink: a tick is in flight for that long).
 import { execFile } from 'node:child_process'
-import { once } from 'node:events'
 import { mkdirSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { loadavg } from 'node:os'
 import { parseArgs, promisify } from 'node:util'
-import { startPythonSink } from '../test/sinks/python-sink.ts'
+import { TickSink } from '../test/helpers/ticks.ts'
+import type { TickArrival } from '../test/helpers/ticks.ts'
 import { machine, sinkKindOf, sleep, startKafka, startShoalProcess } from './kafka-source-harness.ts'
 import type { ShoalProcess } from './kafka-source-harness.ts'
 
@@ -79,11 +77,7 @@ interface ApiBody {
   readonly items?: readonly ApiObject[]
 }
 
-interface Arrival {
-  readonly nominalMs: number
-  readonly atMs: number
-  readonly late: boolean
-}
+type Arrival = Pick<TickArrival, 'nominalMs' | 'atMs' | 'late'>
 
 interface SourceResult {
   readonly name: string
@@ -146,38 +140,11 @@ async function api(method: string, url: string, body?: string): Promise<{ status
 }
 
 async function runOnce(brokers: readonly string[], round: number): Promise<RunResult> {
-  // The sink: every event, per source.
-  const arrivals = new Map<string, Arrival[]>()
-  let counting = true
-  const arrived = (name: string, time: string | undefined, late: boolean) => {
-    if (!counting) return
-    let mine = arrivals.get(name)
-    if (mine === undefined) arrivals.set(name, (mine = []))
-    mine.push({ nominalMs: Date.parse(String(time)), atMs: Date.now(), late })
-  }
-  const server = createServer((req, res) => {
-    req.resume()
-    req.on('end', () => {
-      arrived(
-        (req.url ?? '/').slice(1),
-        req.headers['ce-time'] as string | undefined,
-        req.headers['ce-shoallate'] === 'true'
-      )
-      setTimeout(() => res.writeHead(202).end(), sinkDelayMs)
-    })
-  })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  // The Python sink counts an event as it arrives (its `source` ends with the PingSource's name).
-  const python =
-    sinkKind === 'python'
-      ? await startPythonSink(['--trace', '--delay-ms', String(sinkDelayMs)], line => {
-          if (line.kind !== 'arrived') return
-          const { source = '', time, shoallate } = line.attributes
-          arrived(source.slice(source.lastIndexOf('/') + 1), time, shoallate === 'true')
-        })
-      : undefined
-  const sink = python?.url.replace(/\/$/, '') ?? `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  // The sink: every event, per source, as it arrives (the tests' TickSink: Node's server, or with --sink python the
+  // Python standard-library one, which names a source by its event's `source`). Counted until the end.
+  const sink = await new TickSink().start('127.0.0.1', { python: sinkKind === 'python', delayMs: sinkDelayMs })
+  let countedUntil = Number.POSITIVE_INFINITY
+  const arrivalsOf = (name: string): readonly Arrival[] => sink.arrivals(name).filter(a => a.atMs <= countedUntil)
 
   const kafka = brokers.join(',')
   const prefix = `bench-ping-churn-${Date.now()}-${round}`
@@ -222,7 +189,7 @@ async function runOnce(brokers: readonly string[], round: number): Promise<RunRe
             `metadata: {name: ${name}}`,
             'spec:',
             '  schedule: "* * * * * *"',
-            `  sink: {uri: "${sink}/${name}"}`,
+            `  sink: {uri: "${sink.url(name)}"}`,
             ''
           ].join('\n')
           const response = await api('POST', `${url}${PINGSOURCES}`, manifest)
@@ -270,7 +237,7 @@ async function runOnce(brokers: readonly string[], round: number): Promise<RunRe
     await until(endAt - 2)
     note(`placements: ${spread(await placements())}`)
     await until(endAt)
-    counting = false
+    countedUntil = Date.now()
     const end = t0 + endAt * 1000
     note('end: counting stopped')
 
@@ -286,7 +253,7 @@ async function runOnce(brokers: readonly string[], round: number): Promise<RunRe
     const lateByPhase: Record<string, number> = Object.fromEntries(PHASES.map(p => [p, 0]))
     const rel = (ms: number) => Math.round((ms - t0) / 1000)
     for (const [name, createdMs] of created) {
-      const mine = arrivals.get(name) ?? []
+      const mine = arrivalsOf(name)
       events += mine.length
       const seen = new Map<number, number>()
       for (const a of mine) {
@@ -352,17 +319,19 @@ async function runOnce(brokers: readonly string[], round: number): Promise<RunRe
       writeFileSync(`${dir}/report.json`, JSON.stringify({ ...result, perSource }, null, 1))
       writeFileSync(
         `${dir}/arrivals.json`,
-        JSON.stringify({ t0, created: Object.fromEntries(created), arrivals: Object.fromEntries(arrivals) })
+        JSON.stringify({
+          t0,
+          created: Object.fromEntries(created),
+          arrivals: Object.fromEntries([...created.keys()].map(name => [name, arrivalsOf(name)]))
+        })
       )
     }
     return result
   } finally {
-    counting = false
+    countedUntil = Math.min(countedUntil, Date.now())
     await Promise.all(started.map(d => d.process.stop()))
     await controller.stop()
-    server.close()
-    server.closeAllConnections()
-    await python?.stop()
+    await sink.close()
   }
 }
 
