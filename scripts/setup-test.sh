@@ -33,35 +33,29 @@ if ! command -v nft >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ] && command -v apt-ge
     shoal_say "could not install nftables; npm run test:lab will say it cannot make the lab"
 fi
 
-# The CloudEvents Python SDK, pinned; a stamp says which version the folder holds.
+# Python packages from PyPI, pinned, into the cache (on PYTHONPATH for the tests that use them); a stamp per package
+# says which version the folder holds.
 python_dir="$(shoal_cache_dir)/python"
-cloudevents_version=1.12.0
-if [ "$(cat "$python_dir/.shoal-cloudevents" 2>/dev/null)" != "$cloudevents_version" ]; then
-  if command -v python3 >/dev/null 2>&1 && python3 -m pip --version >/dev/null 2>&1; then
-    shoal_say "installing the CloudEvents Python SDK $cloudevents_version from PyPI into $python_dir"
-    if python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location --upgrade \
-      --target "$python_dir" "cloudevents==$cloudevents_version" 2>&1 | grep -v "Running pip as the 'root' user" >&2; then :; fi
-    if PYTHONPATH="$python_dir" python3 -c 'import cloudevents.http' 2>/dev/null; then
-      printf '%s\n' "$cloudevents_version" >"$python_dir/.shoal-cloudevents"
-    else
-      shoal_say "could not install the CloudEvents Python SDK; the tests with a Python sink will fail"
-    fi
-  else
-    shoal_say "no python3 with pip: the tests with a Python sink (test/sinks/python_sink.py) need Python 3 and pip"
-  fi
-fi
 
-# confluent-kafka, pinned, beside the SDK; its own stamp.
-confluent_version=2.16.1
-if [ "$(cat "$python_dir/.shoal-confluent-kafka" 2>/dev/null)" != "$confluent_version" ]; then
-  if command -v python3 >/dev/null 2>&1 && python3 -m pip --version >/dev/null 2>&1; then
-    shoal_say "installing confluent-kafka $confluent_version from PyPI into $python_dir"
-    if python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location --upgrade \
-      --target "$python_dir" "confluent-kafka==$confluent_version" 2>&1 | grep -v "Running pip as the 'root' user" >&2; then :; fi
-    if PYTHONPATH="$python_dir" python3 -c 'import confluent_kafka' 2>/dev/null; then
-      printf '%s\n' "$confluent_version" >"$python_dir/.shoal-confluent-kafka"
-    else
-      shoal_say "could not install confluent-kafka; the conformance suite's KafkaSource tests will fail"
-    fi
+# pip_into_cache PACKAGE VERSION MODULE WHO_NEEDS_IT
+pip_into_cache() {
+  local package="$1" version="$2" module="$3" needed_by="$4" stamp="$python_dir/.shoal-$1"
+  [ "$(cat "$stamp" 2>/dev/null)" = "$version" ] && return 0
+  if ! { command -v python3 >/dev/null 2>&1 && python3 -m pip --version >/dev/null 2>&1; }; then
+    shoal_say "no python3 with pip: $needed_by need Python 3 and pip"
+    return 0
   fi
-fi
+  shoal_say "installing $package $version from PyPI into $python_dir"
+  if python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location --upgrade \
+    --target "$python_dir" "$package==$version" 2>&1 | grep -v "Running pip as the 'root' user" >&2; then :; fi
+  if PYTHONPATH="$python_dir" python3 -c "import $module" 2>/dev/null; then
+    printf '%s\n' "$version" >"$stamp"
+  else
+    shoal_say "could not install $package; $needed_by will fail"
+  fi
+}
+
+# The CloudEvents Python SDK: the sinks written as users write them (test/sinks/python_sink.py).
+pip_into_cache cloudevents 1.12.0 cloudevents.http "the tests with a Python sink"
+# confluent-kafka (librdkafka): the conformance suite's independent producer.
+pip_into_cache confluent-kafka 2.16.1 confluent_kafka "the conformance suite's KafkaSource tests"
