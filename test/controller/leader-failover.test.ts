@@ -117,7 +117,22 @@ describe('the scheduler leader SIGKILLed mid-stream', () => {
         async () => (expected.every(id => seen.has(id)) ? true : undefined),
         120_000,
         'every record at every source’s sink'
-      )
+      ).catch(async (error: unknown) => {
+        // What a failure needs to be understood: which sources miss how many, their status, the dispatchers' logs.
+        const missing = new Map<string, number>()
+        for (const id of expected) {
+          if (seen.has(id)) continue
+          const name = id.slice(1, id.indexOf('|'))
+          missing.set(name, (missing.get(name) ?? 0) + 1)
+        }
+        const statuses = await Promise.all(
+          [...missing.keys()].map(async name => ({ name, status: (await sourceAt(survivors[0]!.url, name)).status }))
+        )
+        const logs = dispatchers.map(d => `--- ${d.id}\n${d.stderr.slice(-20_000)}`).join('\n')
+        throw new Error(
+          `${String(error)}\nmissing per source: ${JSON.stringify([...missing])}\n${JSON.stringify(statuses, null, 1)}\n${logs}`
+        )
+      })
       const lost = expected.filter(id => !seen.has(id)).length
       const duplicates = [...seen.values()].reduce((d, n) => d + n - 1, 0)
       console.log(`# ${expected.length} deliveries expected, lost ${lost}, duplicates ${duplicates}`)
