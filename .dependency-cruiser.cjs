@@ -23,7 +23,7 @@ const layers = [
   ['leader'],
   ['reconciler'],
   ['server'],
-  ['ui'],
+  ['ui', 'kubernetes'],
   ['controller'],
   ['perf'],
   ['cli']

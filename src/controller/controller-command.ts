@@ -17,7 +17,8 @@ const usage = `usage: shoal controller --kafka HOST:PORT[,HOST:PORT…] [--port 
                         [--dispatchers MIN..MAX [--pool-stabilization 30s] [--statefulset NS/NAME]]
                         [--tokens FILE] [--forbidden-sink-cidrs CIDR,…]
                         [--tls-cert FILE --tls-key FILE [--tls-ca FILE]]
-                        [--secret-key-file FILE]   (or SHOAL_SECRET_KEY: seals Secrets)`
+                        [--secret-key-file FILE]   (or SHOAL_SECRET_KEY: seals Secrets)
+                        [--kubernetes [--kubeconfig FILE] [--kubernetes-claim labelled|all]]`
 
 /** `shoal controller`: one control-plane replica, until SIGINT or SIGTERM. */
 export async function runControllerCommand(argv: readonly string[]): Promise<number> {
@@ -78,6 +79,9 @@ function readFlags(argv: readonly string[]) {
         'tls-key': { type: 'string' },
         'tls-ca': { type: 'string' },
         'secret-key-file': { type: 'string' },
+        kubernetes: { type: 'boolean' },
+        kubeconfig: { type: 'string' },
+        'kubernetes-claim': { type: 'string' },
         help: { type: 'boolean', short: 'h' }
       },
       strict: true,
@@ -114,6 +118,7 @@ function parseControllerArgs(argv: readonly string[]): ParsedCommand {
     throw new ShoalError(ErrorCodes.USAGE, '--statefulset needs --dispatchers MIN..MAX')
   }
   const statefulSet = values.statefulset === undefined ? undefined : parseStatefulSetRef(values.statefulset)
+  const kubernetes = kubernetesOptions(values)
   const security = controllerSecurity(values, values.prefix)
   const secretKey = loadSecretKey(values['secret-key-file'])
   const options: Omit<ControllerOptions, 'logger'> = {
@@ -130,6 +135,7 @@ function parseControllerArgs(argv: readonly string[]): ParsedCommand {
     ...(sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs }),
     ...(pool === undefined ? {} : { pool }),
     ...(statefulSet === undefined ? {} : { statefulSet }),
+    ...(kubernetes === undefined ? {} : { kubernetes }),
     ...(values['scheduler-config'] === undefined ? {} : { schedulerConfig: values['scheduler-config'] }),
     ...(values['service-url-template'] === undefined ? {} : { serviceUrlTemplate: values['service-url-template'] })
   }
@@ -198,6 +204,21 @@ function usageError(message: string, cause?: unknown): ShoalError {
 /** `--session-timeout` bounds: twice the group heartbeat (1 s), and a stock broker's group.max.session.timeout.ms. */
 const MIN_SESSION_TIMEOUT_MS = 2_000
 const MAX_SESSION_TIMEOUT_MS = 30 * 60_000
+
+/** `--kubernetes` with `--kubeconfig` and `--kubernetes-claim`: operator mode, or none. */
+function kubernetesOptions(values: Flags): ControllerOptions['kubernetes'] {
+  if (!values.kubernetes) {
+    for (const flag of ['kubeconfig', 'kubernetes-claim'] as const) {
+      if (values[flag] !== undefined) throw usageError(`--${flag} needs --kubernetes`)
+    }
+    return undefined
+  }
+  const claim = values['kubernetes-claim'] ?? 'labelled'
+  if (claim !== 'labelled' && claim !== 'all') {
+    throw usageError(`--kubernetes-claim must be "labelled" or "all", not "${claim}"`)
+  }
+  return { claim, ...(values.kubeconfig === undefined ? {} : { kubeconfig: values.kubeconfig }) }
+}
 
 /** `--dispatchers MIN..MAX` and `--pool-stabilization`: the pool the leader sizes, or none. */
 function poolOptions(values: {

@@ -25,6 +25,8 @@ import type { StatefulSetScalerOptions } from '../pool/index.ts'
 import { sourceOffsets } from './source-operations.ts'
 import { SourceReconciler } from '../reconciler/index.ts'
 import type { Log } from '../log/index.ts'
+import { KubeApi, KubernetesOperator, ShoalApi, loadKubeConfig } from '../kubernetes/index.ts'
+import type { ClaimRule } from '../kubernetes/index.ts'
 
 export interface ControllerOptions {
   readonly brokers: readonly string[]
@@ -52,6 +54,15 @@ export interface ControllerOptions {
   readonly pool?: Omit<PoolOptions, 'onDecision'>
   /** `--statefulset NS/NAME`: the leader writes the pool's size to this StatefulSet's scale (Kubernetes). */
   readonly statefulSet?: StatefulSetScalerOptions
+  /** `--kubernetes`: run the Knative sources of this Kubernetes API (docs/kubernetes.md). */
+  readonly kubernetes?: KubernetesOptions
+}
+
+export interface KubernetesOptions {
+  /** A kubeconfig file; absent: `KUBECONFIG`, then the pod's in-cluster account. */
+  readonly kubeconfig?: string
+  /** Which sources are Shoal's: those labelled or annotated for it, or all. */
+  readonly claim: ClaimRule
 }
 
 export interface RunningController {
@@ -120,6 +131,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
     ...(options.secretKey === undefined ? {} : { secretKey: options.secretKey })
   })
   reconciler.start()
+  const operator = options.kubernetes && (await startOperator(options.kubernetes, server, leader, views, logTo))
   log.info({ replicaId, url }, 'controller ready')
   return {
     url,
@@ -127,6 +139,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
     store,
     async close() {
       const closing = server.close()
+      await operator?.stop()
       reconciler.stop()
       await observed.close()
       await leader.stop()
@@ -137,6 +150,33 @@ export async function startController(options: ControllerOptions): Promise<Runni
       await closing
     }
   }
+}
+
+/**
+ * Operator mode: the Knative sources of a Kubernetes API, run through this replica's own API while it leads. A
+ * source is stopped once the leader has withdrawn its contracts and every live dispatcher has applied that.
+ */
+async function startOperator(
+  options: KubernetesOptions,
+  server: ApiServer,
+  leader: SchedulerLeader,
+  views: LateViews,
+  logTo: Log
+): Promise<KubernetesOperator> {
+  const applied = (id: string) => {
+    const live = views.liveDispatchers().find(d => d.id === id && d.alive)
+    return live === undefined ? undefined : BigInt(live.contractOffset)
+  }
+  const operator = new KubernetesOperator({
+    kube: new KubeApi(loadKubeConfig(options.kubeconfig)),
+    shoal: new ShoalApi({ url: server.url, ...server.peers }),
+    claim: options.claim,
+    leading: () => leader.term !== undefined,
+    deliveryStopped: key => leader.term?.deliveryStopped(key, applied) ?? false,
+    log: logTo
+  })
+  await operator.start()
+  return operator
 }
 
 /** The API server, listening; it presents sources and dispatchers with what `views` know once they are wired. */

@@ -5,7 +5,7 @@ import { Scheduler } from '../scheduler/index.ts'
 import type { RebalanceProposal, VPod } from '../scheduler/index.ts'
 import { sourceNet, sourcesReferring } from '../secrets/index.ts'
 import type { SourceNet } from '../secrets/index.ts'
-import { isFencing, isKafkaSource } from '../store/index.ts'
+import { contractKey, isFencing, isKafkaSource } from '../store/index.ts'
 import type { ScaleRecord, StoredEntry } from '../store/index.ts'
 import { cordonedIn, schedulerDispatchers } from './dispatcher-states.ts'
 import { leaderWrites } from './leader-writes.ts'
@@ -107,6 +107,21 @@ export class LeaderTerm {
     await this.#autoscaler?.stop()
     await this.#running.catch(() => undefined)
     await this.#termLog.close()
+  }
+
+  /**
+   * Whether no dispatcher runs the source any more, as far as the log and their heartbeats tell: the log holds no
+   * contract for it, and each dispatcher a contract was withdrawn from has applied its contract partition past the
+   * withdrawal (`applied` gives a live dispatcher's applied offset, undefined for one that is not alive).
+   */
+  deliveryStopped(source: string, applied: (dispatcher: string) => bigint | undefined): boolean {
+    for (const contract of this.#termLog.contracts.values()) if (contract.source === source) return false
+    for (const [key, { dispatcher, offset }] of this.#termLog.withdrawn) {
+      if (key !== contractKey(dispatcher, source)) continue
+      const at = applied(dispatcher)
+      if (at !== undefined && at < offset) return false
+    }
+    return true
   }
 
   /** Every autoscaled source: its scale, lag and why (`GET /shoal/v1/autoscaling`). */

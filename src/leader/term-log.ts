@@ -13,6 +13,11 @@ export class TermLog {
   /** The placements record per source and the contract record per (dispatcher, source), as the log holds them. */
   readonly placements = new Map<string, PlacementsRecord>()
   readonly contracts = new Map<string, ContractRecord>()
+  /**
+   * Contracts the log withdrew (a tombstone), by key: the dispatcher that held it and the tombstone's offset in its
+   * contract partition. Once a dispatcher has applied its partition past that offset it no longer runs the source.
+   */
+  readonly withdrawn = new Map<string, { readonly dispatcher: string; readonly offset: bigint }>()
   readonly #store: ResourceStore
   readonly #producer: Producer
   readonly #tailer: LogTailer
@@ -43,8 +48,14 @@ export class TermLog {
         if (key === undefined) return
         const decoded = decodeValue(record.value, record.headers)
         const map = record.topic === names.placementsTopic ? this.placements : this.contracts
-        if (decoded.kind === 'tombstone') map.delete(key)
-        else if (decoded.kind === 'value') {
+        if (decoded.kind === 'tombstone') {
+          const held = this.contracts.get(key)
+          if (map === this.contracts && held !== undefined) {
+            this.withdrawn.set(key, { dispatcher: held.dispatcher, offset: record.offset })
+          }
+          map.delete(key)
+        } else if (decoded.kind === 'value') {
+          if (map === this.contracts) this.withdrawn.delete(key)
           const value = decoded.value as PlacementsRecord & ContractRecord
           // A contract as the leader keeps it names the offset that gave its dispatcher the source.
           map.set(

@@ -58,6 +58,11 @@ export class ApiServer {
     return this.#url
   }
 
+  /** How this replica calls itself or another replica: the internal token, and a TLS agent that trusts them. */
+  get peers(): Peers {
+    return this.#peers
+  }
+
   async listen(): Promise<string> {
     await listenOn(this.#server, this.#options.port ?? 8080, this.#options.host ?? '127.0.0.1')
     this.#url = urlOf(this.#server, this.#options.tls === undefined ? 'http' : 'https')

@@ -1,0 +1,6 @@
+export { KubeApi, loadKubeConfig } from './kube-api.ts'
+export { CLAIM_KEY, CLAIM_VALUE, FINALIZER } from './mirror.ts'
+export type { ClaimRule } from './mirror.ts'
+export { KubernetesOperator } from './operator.ts'
+export type { OperatorOptions } from './operator.ts'
+export { ShoalApi } from './shoal-api.ts'

@@ -1,0 +1,120 @@
+// The Kubernetes API as the operator uses it: list and watch (informers that resume after a dropped watch), and the
+// few writes it makes — a finalizer, the status subresource, an Event. Built on @kubernetes/client-node.
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  makeInformer,
+  setHeaderOptions
+} from '@kubernetes/client-node'
+import type { Informer, KubernetesObject, ObjectCache } from '@kubernetes/client-node'
+import type { KindInfo } from '../api/index.ts'
+import type { KubeSource } from './mirror.ts'
+
+export type SourceInformer = Informer<KubernetesObject & KubeSource> & ObjectCache<KubernetesObject & KubeSource>
+export type NamespaceInformer = Informer<KubernetesObject> & ObjectCache<KubernetesObject>
+
+/** Where the API is: a kubeconfig file, or (none given) `KUBECONFIG`, then the pod's in-cluster account. */
+export function loadKubeConfig(file: string | undefined): KubeConfig {
+  const config = new KubeConfig()
+  if (file !== undefined) config.loadFromFile(file)
+  else if (process.env['KUBECONFIG']) config.loadFromDefault()
+  else config.loadFromCluster()
+  return config
+}
+
+const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch)
+const JSON_PATCH = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch)
+
+/** The calls the operator makes, one place. */
+export class KubeApi {
+  readonly config: KubeConfig
+  readonly #objects: CustomObjectsApi
+  readonly #core: CoreV1Api
+
+  constructor(config: KubeConfig) {
+    this.config = config
+    this.#objects = config.makeApiClient(CustomObjectsApi)
+    this.#core = config.makeApiClient(CoreV1Api)
+  }
+
+  /** Every object of a kind in every namespace, at its storage version, kept current by a watch. */
+  sourceInformer(info: KindInfo): SourceInformer {
+    const { group, version, plural } = info
+    return makeInformer<KubernetesObject & KubeSource>(
+      this.config,
+      `/apis/${group}/${version}/${plural}`,
+      async () => (await this.#objects.listClusterCustomObject({ group, version, plural })) as never
+    )
+  }
+
+  namespaceInformer(): NamespaceInformer {
+    return makeInformer<KubernetesObject>(this.config, '/api/v1/namespaces', () => this.#core.listNamespace())
+  }
+
+  /**
+   * Replaces the object's finalizers, only if it is still at `resourceVersion` (a JSON patch's test): a finalizer
+   * another controller added meanwhile is never dropped.
+   */
+  async setFinalizers(info: KindInfo, source: KubeSource, finalizers: readonly string[]): Promise<void> {
+    const metadata = source.metadata ?? {}
+    await this.#objects.patchNamespacedCustomObject(
+      {
+        group: info.group,
+        version: info.version,
+        namespace: metadata.namespace ?? '',
+        plural: info.plural,
+        name: metadata.name ?? '',
+        body: [
+          { op: 'test', path: '/metadata/resourceVersion', value: metadata.resourceVersion },
+          { op: metadata.finalizers === undefined ? 'add' : 'replace', path: '/metadata/finalizers', value: finalizers }
+        ]
+      },
+      JSON_PATCH
+    )
+  }
+
+  /** Writes the status subresource (a merge patch of `status`; lists such as conditions are replaced whole). */
+  async patchStatus(info: KindInfo, source: KubeSource, status: Record<string, unknown>): Promise<void> {
+    const metadata = source.metadata ?? {}
+    await this.#objects.patchNamespacedCustomObjectStatus(
+      {
+        group: info.group,
+        version: info.version,
+        namespace: metadata.namespace ?? '',
+        plural: info.plural,
+        name: metadata.name ?? '',
+        body: { status }
+      },
+      MERGE_PATCH
+    )
+  }
+
+  /** A Kubernetes Event on the object (`kubectl describe` shows it). */
+  async event(info: KindInfo, source: KubeSource, type: 'Normal' | 'Warning', reason: string, message: string) {
+    const metadata = source.metadata ?? {}
+    const now = new Date()
+    await this.#core.createNamespacedEvent({
+      namespace: metadata.namespace ?? 'default',
+      body: {
+        metadata: { generateName: `${metadata.name ?? 'source'}.`, namespace: metadata.namespace ?? 'default' },
+        involvedObject: {
+          apiVersion: source.apiVersion ?? `${info.group}/${info.version}`,
+          kind: info.kind,
+          name: metadata.name ?? '',
+          namespace: metadata.namespace ?? 'default',
+          ...(metadata.uid === undefined ? {} : { uid: metadata.uid }),
+          ...(metadata.resourceVersion === undefined ? {} : { resourceVersion: metadata.resourceVersion })
+        },
+        type,
+        reason,
+        message,
+        source: { component: 'shoal-controller' },
+        firstTimestamp: now,
+        lastTimestamp: now,
+        count: 1
+      }
+    })
+  }
+}

@@ -1,0 +1,218 @@
+// Operator mode (`shoal controller --kubernetes`): Knative's KafkaSource and PingSource objects in the Kubernetes
+// API are the users' source of truth; Shoal runs those it claims and writes their status back
+// (docs/kubernetes.md, "Sources through the Kubernetes API").
+import { KafkaSourceKind, PingSourceKind } from '../api/index.ts'
+import type { KindInfo } from '../api/index.ts'
+import type { Log } from '../log/index.ts'
+import type { KubeApi, NamespaceInformer, SourceInformer } from './kube-api.ts'
+import {
+  FINALIZER,
+  claims,
+  hasFinalizer,
+  isDeleting,
+  kubeStatus,
+  objectKey,
+  refusedStatus,
+  shoalManifest,
+  inSync
+} from './mirror.ts'
+import type { ClaimRule, KubeSource } from './mirror.ts'
+import type { ShoalApi } from './shoal-api.ts'
+
+export interface OperatorOptions {
+  readonly kube: KubeApi
+  readonly shoal: ShoalApi
+  readonly claim: ClaimRule
+  /** Whether this replica leads the scheduler: only the leader writes, to Shoal and to Kubernetes. */
+  readonly leading: () => boolean
+  /** Whether no dispatcher delivers for the source (`Kind/namespace/name`) any more. */
+  readonly deliveryStopped: (sourceKey: string) => boolean
+  readonly log: Log
+  /** How often every object is looked at again (status, and anything a failed call left undone); default 2 s. */
+  readonly resyncMs?: number
+}
+
+const KINDS: readonly KindInfo[] = [KafkaSourceKind, PingSourceKind]
+
+/** How long a source being deleted is looked at again while dispatchers still run it. */
+const DELETE_POLL_MS = 250
+
+export class KubernetesOperator {
+  readonly #options: OperatorOptions
+  readonly #sources = new Map<KindInfo, SourceInformer>()
+  readonly #namespaces: NamespaceInformer
+  /** `kind|namespace/name` of objects to look at. */
+  readonly #queue = new Set<string>()
+  /** The status last written per object, as JSON: a status the API pruned is not written again and again. */
+  readonly #written = new Map<string, string>()
+  /** The refusal last reported per object, so an Event is made once per message. */
+  readonly #refused = new Map<string, string>()
+  #wake: (() => void) | undefined
+  #stopped = false
+  #running: Promise<void> | undefined
+  #resync: NodeJS.Timeout | undefined
+  #wasLeading = false
+
+  constructor(options: OperatorOptions) {
+    this.#options = options
+    for (const info of KINDS) this.#sources.set(info, options.kube.sourceInformer(info))
+    this.#namespaces = options.kube.namespaceInformer()
+  }
+
+  /** Lists and starts watching; resolves once the first lists are in. */
+  async start(): Promise<void> {
+    for (const [info, informer] of this.#sources) {
+      const enqueue = (object: KubeSource) => this.#enqueue(info, objectKey(object))
+      informer.on('add', enqueue)
+      informer.on('update', enqueue)
+      informer.on('delete', enqueue)
+      this.#restartOnError(informer, info.plural)
+    }
+    this.#namespaces.on('update', () => this.#enqueueAll())
+    this.#namespaces.on('add', () => this.#enqueueAll())
+    this.#restartOnError(this.#namespaces, 'namespaces')
+    await Promise.all([...this.#sources.values(), this.#namespaces].map(i => i.start()))
+    this.#resync = setInterval(() => this.#tick(), this.#options.resyncMs ?? 2_000)
+    this.#running = this.#work()
+    this.#tick()
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true
+    clearInterval(this.#resync)
+    this.#wake?.()
+    await this.#running
+    await Promise.all([...this.#sources.values(), this.#namespaces].map(i => i.stop().catch(() => undefined)))
+  }
+
+  /** A dropped watch or a failed list (the API server went away) starts again, relisting, after a moment. */
+  #restartOnError(informer: SourceInformer | NamespaceInformer, what: string): void {
+    informer.on('error', (error: unknown) => {
+      if (this.#stopped) return
+      this.#options.log('warn', 'the Kubernetes watch failed; listing again', { what, error: String(error) })
+      setTimeout(() => {
+        if (!this.#stopped) informer.start().catch(() => undefined)
+      }, 1_000).unref()
+    })
+  }
+
+  #tick(): void {
+    const leading = this.#options.leading()
+    if (!leading && this.#wasLeading) {
+      // Another replica writes now; what it writes is not known here.
+      this.#written.clear()
+      this.#refused.clear()
+    }
+    this.#wasLeading = leading
+    if (leading) this.#enqueueAll()
+  }
+
+  #enqueueAll(): void {
+    for (const [info, informer] of this.#sources)
+      for (const object of informer.list()) this.#enqueue(info, objectKey(object))
+  }
+
+  #enqueue(info: KindInfo, key: string): void {
+    this.#queue.add(`${info.kind}|${key}`)
+    this.#wake?.()
+  }
+
+  async #work(): Promise<void> {
+    while (!this.#stopped) {
+      const next = this.#queue.values().next()
+      if (next.done) {
+        await new Promise<void>(resolve => (this.#wake = resolve))
+        this.#wake = undefined
+        continue
+      }
+      this.#queue.delete(next.value)
+      if (!this.#options.leading()) continue
+      const [kind, key] = next.value.split('|') as [string, string]
+      const info = KINDS.find(k => k.kind === kind)!
+      try {
+        await this.#reconcile(info, key)
+      } catch (error) {
+        // The next resync tries again.
+        this.#options.log('warn', 'reconciling a source from Kubernetes failed', {
+          source: `${kind}/${key}`,
+          error: String(error)
+        })
+      }
+    }
+  }
+
+  async #reconcile(info: KindInfo, key: string): Promise<void> {
+    const [namespace, name] = key.split('/') as [string, string]
+    const object = this.#sources.get(info)!.get(name, namespace)
+    if (object === undefined) {
+      this.#forget(info, key)
+      return
+    }
+    const namespaceLabels = this.#namespaces.get(namespace)?.metadata?.labels ?? {}
+    if (!claims(object, namespaceLabels, this.#options.claim) || isDeleting(object)) {
+      // Not Shoal's (any more), or being deleted: stop running it, then let the object go.
+      if (hasFinalizer(object)) await this.#release(info, object)
+      return
+    }
+    if (!hasFinalizer(object)) {
+      // The finalizer first: from here on the object cannot vanish while a dispatcher still delivers for it.
+      await this.#options.kube.setFinalizers(info, object, [...(object.metadata?.finalizers ?? []), FINALIZER])
+      return
+    }
+    const manifest = shoalManifest(object, info)
+    const shoal = this.#options.shoal
+    let current = await shoal.get(info, manifest.apiVersion, namespace, name)
+    if (!current.ok && current.code === 404) current = await shoal.create(info, manifest)
+    else if (current.ok && !inSync(current.object, manifest)) {
+      current = await shoal.replace(info, manifest, current.object.metadata?.resourceVersion)
+    }
+    if (!current.ok) {
+      if (current.code >= 500 || current.code === 409) throw new Error(`${current.code} ${current.message}`)
+      await this.#refuse(info, object, current.reason, current.message)
+      return
+    }
+    this.#refused.delete(`${info.kind}|${key}`)
+    // The status at the object's own version, as Shoal presents it now.
+    const presented = await shoal.get(info, manifest.apiVersion, namespace, name)
+    if (!presented.ok) return
+    await this.#writeStatus(info, object, kubeStatus(object, presented.object, manifest))
+  }
+
+  /** Shoal refused the object (bad input): Ready False with Shoal's message, and a Warning Event once. */
+  async #refuse(info: KindInfo, object: KubeSource, reason: string, message: string): Promise<void> {
+    const key = `${info.kind}|${objectKey(object)}`
+    await this.#writeStatus(info, object, refusedStatus(object, reason, message, new Date()))
+    if (this.#refused.get(key) === message) return
+    this.#refused.set(key, message)
+    await this.#options.kube.event(info, object, 'Warning', reason, message)
+  }
+
+  async #writeStatus(info: KindInfo, object: KubeSource, status: Record<string, unknown>): Promise<void> {
+    const key = `${info.kind}|${objectKey(object)}`
+    const text = JSON.stringify(status)
+    if (this.#written.get(key) === text) return
+    await this.#options.kube.patchStatus(info, object, status)
+    this.#written.set(key, text)
+  }
+
+  /** Deletes the source from Shoal and, once no dispatcher delivers for it, removes the finalizer. */
+  async #release(info: KindInfo, object: KubeSource): Promise<void> {
+    const namespace = object.metadata?.namespace ?? ''
+    const name = object.metadata?.name ?? ''
+    const removed = await this.#options.shoal.remove(info, namespace, name)
+    if (!removed.ok && removed.code !== 404) throw new Error(`${removed.code} ${removed.message}`)
+    if (!this.#options.deliveryStopped(`${info.kind}/${namespace}/${name}`)) {
+      setTimeout(() => this.#enqueue(info, objectKey(object)), DELETE_POLL_MS).unref()
+      return
+    }
+    const finalizers = (object.metadata?.finalizers ?? []).filter(f => f !== FINALIZER)
+    await this.#options.kube.setFinalizers(info, object, finalizers)
+    this.#forget(info, objectKey(object))
+    this.#options.log('info', 'a source from Kubernetes stopped', { source: `${info.kind}/${namespace}/${name}` })
+  }
+
+  #forget(info: KindInfo, key: string): void {
+    this.#written.delete(`${info.kind}|${key}`)
+    this.#refused.delete(`${info.kind}|${key}`)
+  }
+}
