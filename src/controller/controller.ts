@@ -25,7 +25,7 @@ import type { StatefulSetScalerOptions } from '../pool/index.ts'
 import { sourceOffsets } from './source-operations.ts'
 import { SourceReconciler } from '../reconciler/index.ts'
 import type { Log } from '../log/index.ts'
-import { KubeApi, KubernetesOperator, ShoalApi, loadKubeConfig } from '../kubernetes/index.ts'
+import { KubeApi, KubernetesOperator, ShoalApi, addressLookup, loadKubeConfig } from '../kubernetes/index.ts'
 import type { ClaimRule } from '../kubernetes/index.ts'
 
 export interface ControllerOptions {
@@ -167,8 +167,10 @@ async function startOperator(
     const live = views.liveDispatchers().find(d => d.id === id && d.alive)
     return live === undefined ? undefined : BigInt(live.contractOffset)
   }
+  const config = loadKubeConfig(options.kubeconfig)
   const operator = new KubernetesOperator({
-    kube: new KubeApi(loadKubeConfig(options.kubeconfig)),
+    kube: new KubeApi(config),
+    addresses: addressLookup(config),
     shoal: new ShoalApi({ url: server.url, ...server.peers }),
     claim: options.claim,
     leading: () => leader.term !== undefined,

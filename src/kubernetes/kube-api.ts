@@ -11,6 +11,7 @@ import {
 import type { Informer, KubernetesObject, ObjectCache } from '@kubernetes/client-node'
 import type { KindInfo } from '../api/index.ts'
 import type { KubeSource } from './mirror.ts'
+import type { KubeSecret } from './secrets.ts'
 
 export type SourceInformer = Informer<KubernetesObject & KubeSource> & ObjectCache<KubernetesObject & KubeSource>
 export type NamespaceInformer = Informer<KubernetesObject> & ObjectCache<KubernetesObject>
@@ -73,6 +74,11 @@ export class KubeApi {
       },
       JSON_PATCH
     )
+  }
+
+  /** A Secret, or NotFound thrown as the API answered it. */
+  async secret(namespace: string, name: string): Promise<KubeSecret> {
+    return (await this.#core.readNamespacedSecret({ namespace, name })) as KubeSecret
   }
 
   /** Writes the status subresource (a merge patch of `status`; lists such as conditions are replaced whole). */

@@ -18,11 +18,16 @@ import {
 } from './mirror.ts'
 import type { ClaimRule, KubeSource } from './mirror.ts'
 import type { ShoalApi } from './shoal-api.ts'
+import { secretNamesOf, shoalSecret } from './secrets.ts'
+import { resolveSinks } from './sinks.ts'
+import type { AddressLookup } from './sinks.ts'
 
 export interface OperatorOptions {
   readonly kube: KubeApi
   readonly shoal: ShoalApi
   readonly claim: ClaimRule
+  /** Reads an Addressable's URL, for sink refs Shoal does not resolve itself. */
+  readonly addresses: AddressLookup
   /** Whether this replica leads the scheduler: only the leader writes, to Shoal and to Kubernetes. */
   readonly leading: () => boolean
   /** Whether no dispatcher delivers for the source (`Kind/namespace/name`) any more. */
@@ -47,6 +52,8 @@ export class KubernetesOperator {
   readonly #written = new Map<string, string>()
   /** The refusal last reported per object, so an Event is made once per message. */
   readonly #refused = new Map<string, string>()
+  /** The resourceVersion of each Kubernetes Secret last copied into Shoal, by `namespace/name`. */
+  readonly #secretVersions = new Map<string, string>()
   #wake: (() => void) | undefined
   #stopped = false
   #running: Promise<void> | undefined
@@ -102,6 +109,7 @@ export class KubernetesOperator {
       // Another replica writes now; what it writes is not known here.
       this.#written.clear()
       this.#refused.clear()
+      this.#secretVersions.clear()
     }
     this.#wasLeading = leading
     if (leading) this.#enqueueAll()
@@ -159,7 +167,13 @@ export class KubernetesOperator {
       await this.#options.kube.setFinalizers(info, object, [...(object.metadata?.finalizers ?? []), FINALIZER])
       return
     }
-    const manifest = shoalManifest(object, info)
+    const sinks = await resolveSinks(object.spec, namespace, this.#options.addresses)
+    if (sinks.kind === 'unresolved') {
+      await this.#refuse(info, object, sinks.reason, sinks.message)
+      return
+    }
+    const manifest = { ...shoalManifest(object, info), spec: sinks.spec }
+    await this.#copySecrets(namespace, secretNamesOf(object.spec))
     const shoal = this.#options.shoal
     let current = await shoal.get(info, manifest.apiVersion, namespace, name)
     if (!current.ok && current.code === 404) current = await shoal.create(info, manifest)
@@ -176,6 +190,28 @@ export class KubernetesOperator {
     const presented = await shoal.get(info, manifest.apiVersion, namespace, name)
     if (!presented.ok) return
     await this.#writeStatus(info, object, kubeStatus(object, presented.object, manifest))
+  }
+
+  /**
+   * Copies the Kubernetes Secrets a source refers to into Shoal, each again only when its resourceVersion moved. A
+   * missing one is left to Shoal to report (the source's status names it).
+   */
+  async #copySecrets(namespace: string, names: readonly string[]): Promise<void> {
+    for (const name of names) {
+      let secret
+      try {
+        secret = await this.#options.kube.secret(namespace, name)
+      } catch (error) {
+        if ((error as { code?: unknown }).code === 404) continue
+        throw error
+      }
+      const key = `${namespace}/${name}`
+      const version = secret.metadata?.resourceVersion ?? ''
+      if (this.#secretVersions.get(key) === version) continue
+      const put = await this.#options.shoal.putSecret(shoalSecret(secret, namespace, name), namespace, name)
+      if (!put.ok) throw new Error(`copying Secret ${key} into Shoal: ${put.code} ${put.message}`)
+      this.#secretVersions.set(key, version)
+    }
   }
 
   /** Shoal refused the object (bad input): Ready False with Shoal's message, and a Warning Event once. */

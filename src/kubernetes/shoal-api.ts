@@ -41,6 +41,14 @@ export class ShoalApi {
     return this.#call('PUT', path, body)
   }
 
+  /** Creates or replaces a Secret (its values are never shown back, so there is nothing to compare). */
+  async putSecret(secret: Record<string, unknown>, namespace: string, name: string): Promise<ShoalAnswer> {
+    const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets/${encodeURIComponent(name)}`
+    const replaced = await this.#call('PUT', path, secret)
+    if (replaced.ok || replaced.code !== 404) return replaced
+    return this.#call('POST', `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`, secret)
+  }
+
   remove(info: KindInfo, namespace: string, name: string): Promise<ShoalAnswer> {
     return this.#call(
       'DELETE',
