@@ -78,7 +78,7 @@ export class KubeApi {
 
   /** A Secret, or NotFound thrown as the API answered it. */
   async secret(namespace: string, name: string): Promise<KubeSecret> {
-    return (await this.#core.readNamespacedSecret({ namespace, name })) as KubeSecret
+    return (await this.#core.readNamespacedSecret({ namespace, name }))
   }
 
   /** Writes the status subresource (a merge patch of `status`; lists such as conditions are replaced whole). */
