@@ -97,10 +97,26 @@ export class KubernetesOperator {
     informer.on('error', (error: unknown) => {
       if (this.#stopped) return
       this.#options.log('warn', 'the Kubernetes watch failed; listing again', { what, error: String(error) })
-      setTimeout(() => {
-        if (!this.#stopped) informer.start().catch(() => undefined)
-      }, 1_000).unref()
+      this.#relist(informer, what, 1)
     })
+  }
+
+  /** Starts the informer again until its list succeeds (the API server may still be away), backing off to 10 s. */
+  #relist(informer: SourceInformer | NamespaceInformer, what: string, attempt: number): void {
+    setTimeout(
+      () => {
+        if (this.#stopped) return
+        informer.start().catch((error: unknown) => {
+          this.#options.log('warn', 'listing from the Kubernetes API failed; trying again', {
+            what,
+            attempt,
+            error: String(error)
+          })
+          this.#relist(informer, what, attempt + 1)
+        })
+      },
+      Math.min(10_000, 500 * 2 ** Math.min(attempt, 5))
+    ).unref()
   }
 
   #tick(): void {
