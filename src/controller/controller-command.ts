@@ -18,7 +18,7 @@ const usage = `usage: shoal controller --kafka HOST:PORT[,HOST:PORT…] [--port 
                         [--tokens FILE] [--forbidden-sink-cidrs CIDR,…]
                         [--tls-cert FILE --tls-key FILE [--tls-ca FILE]]
                         [--secret-key-file FILE]   (or SHOAL_SECRET_KEY: seals Secrets)
-                        [--kubernetes [--kubeconfig FILE] [--kubernetes-claim labelled|all]]`
+                        [--kubernetes [--kubernetes-claim labelled|all]] [--kubeconfig FILE]`
 
 /** `shoal controller`: one control-plane replica, until SIGINT or SIGTERM. */
 export async function runControllerCommand(argv: readonly string[]): Promise<number> {
@@ -136,6 +136,7 @@ function parseControllerArgs(argv: readonly string[]): ParsedCommand {
     ...(pool === undefined ? {} : { pool }),
     ...(statefulSet === undefined ? {} : { statefulSet }),
     ...(kubernetes === undefined ? {} : { kubernetes }),
+    ...(values.kubeconfig === undefined ? {} : { kubeconfig: values.kubeconfig }),
     ...(values['scheduler-config'] === undefined ? {} : { schedulerConfig: values['scheduler-config'] }),
     ...(values['service-url-template'] === undefined ? {} : { serviceUrlTemplate: values['service-url-template'] })
   }
@@ -208,8 +209,9 @@ const MAX_SESSION_TIMEOUT_MS = 30 * 60_000
 /** `--kubernetes` with `--kubeconfig` and `--kubernetes-claim`: operator mode, or none. */
 function kubernetesOptions(values: Flags): ControllerOptions['kubernetes'] {
   if (!values.kubernetes) {
-    for (const flag of ['kubeconfig', 'kubernetes-claim'] as const) {
-      if (values[flag] !== undefined) throw usageError(`--${flag} needs --kubernetes`)
+    if (values['kubernetes-claim'] !== undefined) throw usageError('--kubernetes-claim needs --kubernetes')
+    if (values.kubeconfig !== undefined && values.statefulset === undefined) {
+      throw usageError('--kubeconfig needs --kubernetes or --statefulset')
     }
     return undefined
   }
@@ -217,7 +219,7 @@ function kubernetesOptions(values: Flags): ControllerOptions['kubernetes'] {
   if (claim !== 'labelled' && claim !== 'all') {
     throw usageError(`--kubernetes-claim must be "labelled" or "all", not "${claim}"`)
   }
-  return { claim, ...(values.kubeconfig === undefined ? {} : { kubeconfig: values.kubeconfig }) }
+  return { claim }
 }
 
 /** `--dispatchers MIN..MAX` and `--pool-stabilization`: the pool the leader sizes, or none. */

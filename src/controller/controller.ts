@@ -20,13 +20,19 @@ import { FlowIndex } from './sink-flow.ts'
 import { startObservability } from './observability.ts'
 import { MembersFollower, SchedulerLeader } from '../leader/index.ts'
 import type { PoolOptions } from '../leader/index.ts'
-import { MAX_POOL_SIZE, StatefulSetScaler } from '../pool/index.ts'
-import type { StatefulSetScalerOptions } from '../pool/index.ts'
+import { MAX_POOL_SIZE } from '../pool/index.ts'
 import { sourceOffsets } from './source-operations.ts'
 import { SourceReconciler } from '../reconciler/index.ts'
 import type { Log } from '../log/index.ts'
-import { KubeApi, KubernetesOperator, ShoalApi, addressLookup, loadKubeConfig } from '../kubernetes/index.ts'
-import type { ClaimRule } from '../kubernetes/index.ts'
+import {
+  KubeApi,
+  KubernetesOperator,
+  ShoalApi,
+  StatefulSetScaler,
+  addressLookup,
+  loadKubeConfig
+} from '../kubernetes/index.ts'
+import type { ClaimRule, KubeConfig } from '../kubernetes/index.ts'
 
 export interface ControllerOptions {
   readonly brokers: readonly string[]
@@ -53,14 +59,14 @@ export interface ControllerOptions {
   /** `--dispatchers MIN..MAX`: the leader sizes and drains the dispatcher pool (docs/pool.md). */
   readonly pool?: Omit<PoolOptions, 'onDecision'>
   /** `--statefulset NS/NAME`: the leader writes the pool's size to this StatefulSet's scale (Kubernetes). */
-  readonly statefulSet?: StatefulSetScalerOptions
+  readonly statefulSet?: { readonly namespace: string; readonly name: string }
   /** `--kubernetes`: run the Knative sources of this Kubernetes API (docs/kubernetes.md). */
   readonly kubernetes?: KubernetesOptions
+  /** `--kubeconfig`: the Kubernetes API of both; absent: `KUBECONFIG`, then the pod's in-cluster account. */
+  readonly kubeconfig?: string
 }
 
 export interface KubernetesOptions {
-  /** A kubeconfig file; absent: `KUBECONFIG`, then the pod's in-cluster account. */
-  readonly kubeconfig?: string
   /** Which sources are Shoal's: those labelled or annotated for it, or all. */
   readonly claim: ClaimRule
 }
@@ -89,8 +95,12 @@ export async function startController(options: ControllerOptions): Promise<Runni
   const log = options.logger
   // A bad scheduler config is refused before anything starts.
   const config = loadSchedulerConfig(options.schedulerConfig ?? 'ha')
-  // So is a StatefulSet to scale without the Kubernetes API's address.
-  const scaler = options.statefulSet && new StatefulSetScaler(options.statefulSet)
+  // So is a Kubernetes API that cannot be found, when a StatefulSet is to be scaled or sources run.
+  const kube =
+    options.statefulSet || options.kubernetes
+      ? loadKubeConfig(options.kubeconfig, options.kubernetes ? '--kubernetes' : '--statefulset')
+      : undefined
+  const scaler = options.statefulSet && kube && new StatefulSetScaler(kube, options.statefulSet)
   const serviceUrlTemplate = options.serviceUrlTemplate ?? DEFAULT_SERVICE_URL_TEMPLATE
   const logTo: Log = (level, message, fields) => log[level](fields ?? {}, message)
   const views: LateViews = {
@@ -131,7 +141,8 @@ export async function startController(options: ControllerOptions): Promise<Runni
     ...(options.secretKey === undefined ? {} : { secretKey: options.secretKey })
   })
   reconciler.start()
-  const operator = options.kubernetes && (await startOperator(options.kubernetes, server, leader, views, logTo))
+  const operator =
+    options.kubernetes && kube && (await startOperator(options.kubernetes, kube, server, leader, views, logTo))
   log.info({ replicaId, url }, 'controller ready')
   return {
     url,
@@ -158,6 +169,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
  */
 async function startOperator(
   options: KubernetesOptions,
+  config: KubeConfig,
   server: ApiServer,
   leader: SchedulerLeader,
   views: LateViews,
@@ -167,7 +179,6 @@ async function startOperator(
     const live = views.liveDispatchers().find(d => d.id === id && d.alive)
     return live === undefined ? undefined : BigInt(live.contractOffset)
   }
-  const config = loadKubeConfig(options.kubeconfig)
   const operator = new KubernetesOperator({
     kube: new KubeApi(config),
     addresses: addressLookup(config),

@@ -10,22 +10,51 @@ import {
 } from '@kubernetes/client-node'
 import type { Informer, KubernetesObject, ObjectCache } from '@kubernetes/client-node'
 import type { KindInfo } from '../api/index.ts'
+import { ErrorCodes, ShoalError } from '../errors/index.ts'
 import type { KubeSource } from './mirror.ts'
 import type { KubeSecret } from './secrets.ts'
 
 export type SourceInformer = Informer<KubernetesObject & KubeSource> & ObjectCache<KubernetesObject & KubeSource>
 export type NamespaceInformer = Informer<KubernetesObject> & ObjectCache<KubernetesObject>
 
-/** Where the API is: a kubeconfig file, or (none given) `KUBECONFIG`, then the pod's in-cluster account. */
-export function loadKubeConfig(file: string | undefined): KubeConfig {
+/**
+ * Where the API is: a kubeconfig file, or (none given) `KUBECONFIG`, then the pod's in-cluster account (its token
+ * file read again as it rotates). Outside a pod with neither, a usage error says what to give.
+ */
+export function loadKubeConfig(
+  file: string | undefined,
+  neededBy: string,
+  env: NodeJS.ProcessEnv = process.env
+): KubeConfig {
   const config = new KubeConfig()
-  if (file !== undefined) config.loadFromFile(file)
-  else if (process.env['KUBECONFIG']) config.loadFromDefault()
-  else config.loadFromCluster()
+  try {
+    if (file !== undefined) config.loadFromFile(file)
+    else if (env['KUBECONFIG']) config.loadFromDefault()
+    else if (env['KUBERNETES_SERVICE_HOST']) config.loadFromCluster()
+    else {
+      throw new ShoalError(
+        ErrorCodes.USAGE,
+        `${neededBy} needs the Kubernetes API: give --kubeconfig FILE, set KUBECONFIG, or run in a pod (KUBERNETES_SERVICE_HOST is not set)`
+      )
+    }
+  } catch (error) {
+    if (error instanceof ShoalError) throw error
+    throw new ShoalError(
+      ErrorCodes.USAGE,
+      `--kubeconfig ${file ?? env['KUBECONFIG'] ?? ''}: ${(error as Error).message}`,
+      { cause: error }
+    )
+  }
+  if (config.getCurrentCluster() === null) {
+    throw new ShoalError(
+      ErrorCodes.USAGE,
+      `--kubeconfig ${file ?? env['KUBECONFIG'] ?? ''}: it names no current cluster`
+    )
+  }
   return config
 }
 
-const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch)
+export const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch)
 const JSON_PATCH = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch)
 
 /** The calls the operator makes, one place. */
@@ -78,7 +107,7 @@ export class KubeApi {
 
   /** A Secret, or NotFound thrown as the API answered it. */
   async secret(namespace: string, name: string): Promise<KubeSecret> {
-    return (await this.#core.readNamespacedSecret({ namespace, name }))
+    return await this.#core.readNamespacedSecret({ namespace, name })
   }
 
   /** Writes the status subresource (a merge patch of `status`; lists such as conditions are replaced whole). */

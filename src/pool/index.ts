@@ -13,8 +13,6 @@ export {
   parseZones,
   zoneOf
 } from './bounds.ts'
-export { SERVICE_ACCOUNT_DIR, StatefulSetScaler } from './statefulset-scaler.ts'
-export type { StatefulSetScalerOptions } from './statefulset-scaler.ts'
 export { PoolSupervisor } from './supervisor.ts'
 export type { DispatcherChild, PoolSupervisorOptions } from './supervisor.ts'
 export { spawnDispatcher } from './dispatcher-process.ts'

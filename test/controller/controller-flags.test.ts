@@ -8,6 +8,7 @@ function controller(...args: string[]): Promise<{ code: number; stderr: string }
   return new Promise(resolve => {
     const env = { ...process.env }
     delete env['KUBERNETES_SERVICE_HOST']
+    delete env['KUBECONFIG']
     const argv = [shoalBin, 'controller', '--kafka', '127.0.0.1:1', ...args]
     execFile(process.execPath, argv, { env }, (error, _out, stderr) => {
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stderr })
@@ -45,6 +46,27 @@ describe('shoal controller flags', () => {
     // Outside a pod, without the API's address, it stops before it serves anything.
     const outside = await controller('--dispatchers', '1..4', '--statefulset', 'shoal/shoal-dispatcher')
     assert.equal(outside.code, 1)
-    assert.match(outside.stderr, /--statefulset needs the Kubernetes API: KUBERNETES_SERVICE_HOST is not set/)
+    assert.match(
+      outside.stderr,
+      /--statefulset needs the Kubernetes API: give --kubeconfig FILE, set KUBECONFIG, or run in a pod \(KUBERNETES_SERVICE_HOST is not set\)/
+    )
+  })
+
+  it('refuses bad Kubernetes flags, naming them', async () => {
+    const claim = await controller('--kubernetes', '--kubernetes-claim', 'mine')
+    assert.equal(claim.code, 2)
+    assert.match(claim.stderr, /--kubernetes-claim must be "labelled" or "all", not "mine"/)
+    const alone = await controller('--kubernetes-claim', 'all')
+    assert.equal(alone.code, 2)
+    assert.match(alone.stderr, /--kubernetes-claim needs --kubernetes/)
+    const config = await controller('--kubeconfig', '/nowhere')
+    assert.equal(config.code, 2)
+    assert.match(config.stderr, /--kubeconfig needs --kubernetes or --statefulset/)
+    const missing = await controller('--kubernetes', '--kubeconfig', '/nowhere/kubeconfig')
+    assert.equal(missing.code, 1)
+    assert.match(missing.stderr, /--kubeconfig \/nowhere\/kubeconfig: .*no such file/i)
+    const outside = await controller('--kubernetes')
+    assert.equal(outside.code, 1)
+    assert.match(outside.stderr, /--kubernetes needs the Kubernetes API: give --kubeconfig FILE/)
   })
 })
