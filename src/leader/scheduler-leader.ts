@@ -15,13 +15,20 @@ const RETAKE_AFTER_MS = 2_000
  */
 export class SchedulerLeader {
   readonly #options: SchedulerLeaderOptions
+  readonly #newTerm: (options: SchedulerLeaderOptions) => LeaderTerm
   #term: LeaderTerm | undefined
   #starting: Promise<void> | undefined
   #stopped = false
+  #retry: NodeJS.Timeout | undefined
   readonly #onAssignment = () => this.#followDetached()
 
-  constructor(options: SchedulerLeaderOptions) {
+  /** `newTerm` makes each term (tests give their own). */
+  constructor(
+    options: SchedulerLeaderOptions,
+    newTerm: (options: SchedulerLeaderOptions) => LeaderTerm = termOptions => new LeaderTerm(termOptions)
+  ) {
     this.#options = options
+    this.#newTerm = newTerm
   }
 
   start(): void {
@@ -38,6 +45,7 @@ export class SchedulerLeader {
 
   async stop(): Promise<void> {
     this.#stopped = true
+    clearTimeout(this.#retry)
     this.#options.store.offAssignment(this.#onAssignment)
     await this.#starting?.catch(() => undefined)
     await this.#term?.stop()
@@ -58,14 +66,24 @@ export class SchedulerLeader {
       // A term can be fenced after the assignment that kept it (a replica paused past its session, given bucket 0
       // back on waking, finds on its first append that the owner of the generation it missed took the id): it
       // looks again then, or it would lead with no term until the next rebalance.
-      const term = new LeaderTerm({
+      const term = this.#newTerm({
         ...this.#options,
         onDeposed: () => setTimeout(() => this.#followDetached(), RETAKE_AFTER_MS).unref()
       })
       this.#term = term
-      this.#starting = term.start().catch(error => {
-        this.#options.log('error', 'could not take the scheduler leadership', { error: String(error) })
+      this.#starting = term.start().catch(async error => {
+        // Kafka can refuse the transactional id for a while (a new cluster's transaction coordinator still
+        // loading, a killed leader's transaction still being aborted): try again, or no replica would lead until
+        // the next rebalance.
+        this.#options.log('error', 'could not take the scheduler leadership; trying again', {
+          error: String(error),
+          retryInMs: RETAKE_AFTER_MS
+        })
         if (this.#term === term) this.#term = undefined
+        await term.stop().catch(() => undefined)
+        clearTimeout(this.#retry)
+        this.#retry = setTimeout(() => this.#followDetached(), RETAKE_AFTER_MS)
+        this.#retry.unref()
       })
       await this.#starting
     } else if (!leading && this.#term) {
