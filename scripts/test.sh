@@ -17,6 +17,9 @@ source scripts/env.sh
 if [ "$#" -eq 0 ] || [[ " $* " == *" test/deploy"* ]]; then
   bash scripts/k8s-check.sh --prepare || shoal_say "the manifest checker is not ready; test/deploy/kubernetes-manifests.test.ts will fail"
 fi
+if [ "$#" -eq 0 ] || [[ " $* " == *" test/kubernetes"* ]]; then
+  bash scripts/kube-apiserver.sh --prepare || shoal_say "kube-apiserver and etcd are not built; test/kubernetes/ will fail"
+fi
 
 if [ "$#" -eq 0 ]; then
   set -- 'test/**/*.test.ts'

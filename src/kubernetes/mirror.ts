@@ -1,5 +1,6 @@
 // What the operator does with a Kubernetes source object, decided without I/O: whether Shoal claims it, the Shoal
 // manifest it becomes, and the status Kubernetes gets back (docs/kubernetes.md, "Sources through the Kubernetes API").
+import { createHash } from 'node:crypto'
 import { isDeepStrictEqual } from 'node:util'
 import type { KindInfo } from '../api/index.ts'
 
@@ -78,12 +79,23 @@ export function objectKey(source: KubeSource): string {
   return `${source.metadata?.namespace ?? ''}/${source.metadata?.name ?? ''}`
 }
 
-/** The manifest Shoal is given for a source: its identity, labels, annotations and spec, at its API version. */
-export function shoalManifest(source: KubeSource, info: KindInfo): ShoalManifest {
+/**
+ * The annotation that says which Kubernetes spec Shoal's copy holds: the object's generation and a digest of the
+ * spec as given to Shoal (sinks resolved). Shoal fills in defaults, so its spec is not compared with the object's.
+ */
+export const SPEC_ANNOTATION = 'sources.shoal.dev/kubernetes-spec'
+
+/**
+ * The manifest Shoal is given for a source: its identity, labels, annotations and `spec` (the object's, with its sinks
+ * resolved), at its API version, marked with the generation and spec it came from.
+ */
+export function shoalManifest(source: KubeSource, info: KindInfo, spec: unknown = source.spec ?? {}): ShoalManifest {
   const metadata = source.metadata ?? {}
-  const annotations = Object.fromEntries(
-    Object.entries(metadata.annotations ?? {}).filter(([key]) => !TOOL_ANNOTATIONS.has(key))
-  )
+  const digest = createHash('sha256').update(JSON.stringify(spec)).digest('hex').slice(0, 16)
+  const annotations = {
+    ...Object.fromEntries(Object.entries(metadata.annotations ?? {}).filter(([key]) => !TOOL_ANNOTATIONS.has(key))),
+    [SPEC_ANNOTATION]: `${metadata.generation ?? 0}/${digest}`
+  }
   return {
     apiVersion: source.apiVersion ?? `${info.group}/${info.version}`,
     kind: info.kind,
@@ -93,9 +105,9 @@ export function shoalManifest(source: KubeSource, info: KindInfo): ShoalManifest
       ...(metadata.labels === undefined || Object.keys(metadata.labels).length === 0
         ? {}
         : { labels: metadata.labels }),
-      ...(Object.keys(annotations).length === 0 ? {} : { annotations })
+      annotations
     },
-    spec: source.spec ?? {}
+    spec
   }
 }
 
@@ -111,10 +123,12 @@ export interface ShoalObject {
   readonly status?: { readonly observedGeneration?: number } & Readonly<Record<string, unknown>>
 }
 
-/** Whether Shoal already runs what the manifest says (spec, labels and annotations alike). */
+/**
+ * Whether Shoal already runs what the manifest says: the same labels and annotations, the spec mark among them
+ * (Shoal's spec has its defaults filled in, so it is not compared itself).
+ */
 export function inSync(shoal: ShoalObject, manifest: ShoalManifest): boolean {
   return (
-    isDeepStrictEqual(shoal.spec ?? {}, manifest.spec) &&
     isDeepStrictEqual(shoal.metadata?.labels ?? {}, manifest.metadata.labels ?? {}) &&
     isDeepStrictEqual(shoal.metadata?.annotations ?? {}, manifest.metadata.annotations ?? {})
   )

@@ -188,7 +188,7 @@ export class KubernetesOperator {
       await this.#refuse(info, object, sinks.reason, sinks.message)
       return
     }
-    const manifest = { ...shoalManifest(object, info), spec: sinks.spec }
+    const manifest = shoalManifest(object, info, sinks.spec)
     await this.#copySecrets(namespace, secretNamesOf(object.spec))
     const shoal = this.#options.shoal
     let current = await shoal.get(info, manifest.apiVersion, namespace, name)

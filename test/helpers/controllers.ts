@@ -9,6 +9,8 @@ import { shoalBin } from './processes.ts'
 export interface ControllerProcess {
   readonly url: string
   readonly child: ChildProcess
+  /** What the process has written to stderr so far (its log at the warn level). */
+  readonly stderr: string
   /** Sends a signal and waits for the process to exit. */
   stop(signal?: NodeJS.Signals): Promise<void>
 }
@@ -59,6 +61,9 @@ export async function startControllerProcess(
   return {
     url,
     child,
+    get stderr() {
+      return stderr
+    },
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal)
       // A process that does not stop within 20 s is killed, so one slow shutdown cannot hang the suite.

@@ -1,0 +1,393 @@
+import assert from 'node:assert/strict'
+import { once } from 'node:events'
+import { readFile, readdir, writeFile } from 'node:fs/promises'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  KubernetesObjectApi,
+  PatchStrategy,
+  loadAllYaml,
+  setHeaderOptions
+} from '@kubernetes/client-node'
+import type { KubernetesObject } from '@kubernetes/client-node'
+import { startControllerProcess } from '../helpers/controllers.ts'
+import type { ControllerProcess } from '../helpers/controllers.ts'
+import { startDispatcherProcess } from '../helpers/dispatchers.ts'
+import type { DispatcherProcess } from '../helpers/dispatchers.ts'
+import { brokers, createTopic, uniqueName } from '../helpers/kafka.ts'
+import { startApiServer } from '../helpers/kube-apiserver.ts'
+import type { ApiServer } from '../helpers/kube-apiserver.ts'
+import { eventually } from '../helpers/wait.ts'
+import { RecordingProducer } from '../autoscale/harness.ts'
+
+// Shoal as a Kubernetes operator, against a real kube-apiserver and etcd (test/helpers/kube-apiserver.ts): Knative's
+// manifests applied through the Kubernetes API with its own client, the controller running with the RBAC of
+// deploy/kubernetes/rbac.yaml (a service account token, nothing more), events at a sink served here.
+
+const root = new URL('../../', import.meta.url).pathname
+const GROUP = 'sources.knative.dev'
+
+interface Arrival {
+  readonly id: string
+  readonly source: string
+  readonly data: string
+}
+
+/** Each path the sink was posted to: what arrived there, in order. */
+const arrivals = new Map<string, Arrival[]>()
+const at = (path: string) => arrivals.get(path) ?? []
+
+let api: ApiServer
+let admin: KubeConfig
+let objects: KubernetesObjectApi
+let custom: CustomObjectsApi
+let core: CoreV1Api
+let sinkUrl: string
+let sink: ReturnType<typeof createServer>
+let operatorKubeconfig: string
+let prefix: string
+const controllers: ControllerProcess[] = []
+const dispatchers: DispatcherProcess[] = []
+const producer = new RecordingProducer()
+
+/** Every object of a YAML file in the repository, as the client's types hold them (their own field names). */
+async function manifests(path: string): Promise<KubernetesObject[]> {
+  return (loadAllYaml(await readFile(join(root, path), 'utf8')) as (KubernetesObject | null)[]).filter(
+    (o): o is KubernetesObject => o !== null
+  )
+}
+
+async function apply(object: KubernetesObject): Promise<void> {
+  await objects.create(object)
+}
+
+/** A source as a user writes it: sent as it is (the client's typed serializer knows nothing of Knative's kinds). */
+async function applySource(source: Source): Promise<void> {
+  const [group, version] = source.apiVersion!.split('/') as [string, string]
+  await custom.createNamespacedCustomObject({
+    group,
+    version,
+    namespace: source.metadata!.namespace!,
+    plural: `${source.kind!.toLowerCase()}s`,
+    body: source
+  })
+}
+
+/** A namespace for one test; `claimed` labels it for Shoal. */
+async function namespace(claimed: boolean): Promise<string> {
+  const name = uniqueName('ns')
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '-')
+    .slice(0, 50)
+  await core.createNamespace({
+    body: {
+      metadata: { name, ...(claimed ? { labels: { 'sources.shoal.dev/controller': 'shoal' } } : {}) }
+    }
+  })
+  return name
+}
+
+type Source = KubernetesObject & {
+  spec: Record<string, unknown>
+  status?: {
+    observedGeneration?: number
+    consumers?: number
+    sinkUri?: string
+    conditions?: { type: string; status: string; reason?: string; message?: string }[]
+  }
+}
+
+async function read(plural: string, version: string, ns: string, name: string): Promise<Source> {
+  return (await custom.getNamespacedCustomObject({ group: GROUP, version, namespace: ns, plural, name })) as Source
+}
+
+function ready(source: Source): string | undefined {
+  return source.status?.conditions?.find(c => c.type === 'Ready')?.status
+}
+
+/** The operator's identity: the controller service account of deploy/kubernetes/rbac.yaml, by a token for it. */
+async function serviceAccountKubeconfig(): Promise<string> {
+  const token = await core.createNamespacedServiceAccountToken({
+    namespace: 'shoal',
+    name: 'shoal-controller',
+    body: { spec: { audiences: [], expirationSeconds: 3600 } }
+  })
+  const config = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [
+      {
+        name: 'test',
+        cluster: { server: api.url, 'certificate-authority-data': Buffer.from(api.caCert).toString('base64') }
+      }
+    ],
+    users: [{ name: 'shoal-controller', user: { token: token.status?.token } }],
+    contexts: [{ name: 'test', context: { cluster: 'test', user: 'shoal-controller' } }],
+    'current-context': 'test'
+  }
+  const path = join(tmpdir(), `${uniqueName('shoal-operator')}.kubeconfig`)
+  await writeFile(path, JSON.stringify(config), { mode: 0o600 })
+  return path
+}
+
+before(async () => {
+  api = await startApiServer()
+  admin = new KubeConfig()
+  admin.loadFromFile(api.kubeconfig)
+  objects = KubernetesObjectApi.makeApiClient(admin)
+  custom = admin.makeApiClient(CustomObjectsApi)
+  core = admin.makeApiClient(CoreV1Api)
+  for (const file of (await readdir(join(root, 'deploy/kubernetes/crds'))).filter(f => f.endsWith('.yaml'))) {
+    for (const crd of await manifests(`deploy/kubernetes/crds/${file}`)) await apply(crd)
+  }
+  for (const file of ['namespace.yaml', 'rbac.yaml']) {
+    for (const object of await manifests(`deploy/kubernetes/${file}`)) await apply(object)
+  }
+  operatorKubeconfig = await serviceAccountKubeconfig()
+  sink = createServer((request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', chunk => chunks.push(chunk as Buffer))
+    request.on('end', () => {
+      const path = request.url ?? '/'
+      const list = arrivals.get(path) ?? []
+      list.push({
+        id: String(request.headers['ce-id']),
+        source: String(request.headers['ce-source']),
+        data: Buffer.concat(chunks).toString('utf8')
+      })
+      arrivals.set(path, list)
+      response.writeHead(202).end()
+    })
+  })
+  sink.listen(0, '127.0.0.1')
+  await once(sink, 'listening')
+  sinkUrl = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`
+  prefix = uniqueName('k8s-operator')
+  const flags = [
+    '--kubernetes',
+    '--kubeconfig',
+    operatorKubeconfig,
+    // Knative's manifests name their sink as a Service ref: here, the sink's path per namespace and name.
+    '--service-url-template',
+    `${sinkUrl}/{namespace}/{name}`,
+    '--liveness-timeout',
+    '3s'
+  ]
+  controllers.push(await startControllerProcess(prefix, flags))
+  dispatchers.push(
+    await startDispatcherProcess(prefix, 'dispatcher-0', 'a', 'a-0', 20, ['--liveness-timeout', '3s'], {
+      env: { SHOAL_SERVICE_URL_TEMPLATE: `${sinkUrl}/{namespace}/{name}` }
+    })
+  )
+})
+
+after(async () => {
+  // What a failure needs to be understood: the controllers' and dispatchers' logs (warnings and above).
+  for (const c of controllers) if (c.stderr !== '') console.log(`# controller ${c.url}:\n${c.stderr.slice(-20_000)}`)
+  for (const d of dispatchers) if (d.stderr !== '') console.log(`# ${d.id}:\n${d.stderr.slice(-10_000)}`)
+  await producer.close()
+  await Promise.all(controllers.map(c => c.stop()))
+  await Promise.all(dispatchers.map(d => d.stop()))
+  sink?.closeAllConnections()
+  sink?.close()
+  await api?.stop()
+})
+
+/** Knative's docs PingSource (knative.dev, "Creating a PingSource object"), as it is. */
+const docsPingSource = (ns: string): Source => ({
+  apiVersion: `${GROUP}/v1`,
+  kind: 'PingSource',
+  metadata: { name: 'test-ping-source', namespace: ns },
+  spec: {
+    schedule: '*/1 * * * *',
+    contentType: 'application/json',
+    data: '{"message": "Hello world!"}',
+    sink: { ref: { apiVersion: 'serving.knative.dev/v1', kind: 'Service', name: 'event-display' } }
+  }
+})
+
+/** Knative's docs KafkaSource (knative.dev, "Apache Kafka source"), its brokers and topic the test's own. */
+const docsKafkaSource = (ns: string, name: string, topic: string, sinkName: string): Source => ({
+  apiVersion: `${GROUP}/v1beta1`,
+  kind: 'KafkaSource',
+  metadata: { name, namespace: ns },
+  spec: {
+    consumerGroup: `knative-group-${name}-${ns}`,
+    bootstrapServers: brokers(),
+    topics: [topic],
+    sink: { ref: { apiVersion: 'serving.knative.dev/v1', kind: 'Service', name: sinkName } }
+  }
+})
+
+describe('Shoal as a Kubernetes operator', { timeout: 600_000 }, () => {
+  it("runs Knative's docs PingSource applied through the Kubernetes API: events at the sink, Ready, a spec change followed", async () => {
+    const ns = await namespace(true)
+    await applySource(docsPingSource(ns))
+    const path = `/${ns}/event-display`
+    // Every minute, as the manifest says.
+    await eventually(() => at(path).length > 0, 90_000, `a tick at ${path}`)
+    assert.deepEqual(JSON.parse(at(path)[0]!.data), { message: 'Hello world!' })
+    assert.equal(at(path)[0]!.source, `/apis/v1/namespaces/${ns}/pingsources/test-ping-source`)
+    const shown = await eventually(
+      async () => {
+        const source = await read('pingsources', 'v1', ns, 'test-ping-source')
+        return ready(source) === 'True' && source.status?.observedGeneration === 1 ? source : undefined
+      },
+      30_000,
+      'Ready True at generation 1'
+    )
+    assert.equal(shown.status?.sinkUri, `${sinkUrl}/${ns}/event-display`)
+    assert.deepEqual(shown.metadata?.finalizers, ['sources.shoal.dev/delivery'])
+    // The same object at the other served version.
+    assert.equal(ready(await read('pingsources', 'v1beta2', ns, 'test-ping-source')), 'True')
+
+    await custom.patchNamespacedCustomObject(
+      {
+        group: GROUP,
+        version: 'v1',
+        namespace: ns,
+        plural: 'pingsources',
+        name: 'test-ping-source',
+        body: { spec: { schedule: '* * * * * *', data: '{"message": "changed"}' } }
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch)
+    )
+    await eventually(() => at(path).some(a => a.data.includes('changed')), 30_000, 'a tick with the new data')
+    await eventually(
+      async () => (await read('pingsources', 'v1', ns, 'test-ping-source')).status?.observedGeneration === 2,
+      30_000,
+      'generation 2 observed'
+    )
+  })
+
+  it("runs Knative's docs KafkaSource: each record once, `kubectl scale` followed, and after the delete completes no dispatcher delivers for it", async () => {
+    const ns = await namespace(true)
+    const topic = uniqueName('k8s-topic')
+    await createTopic(topic, { partitions: 2 })
+    await applySource(docsKafkaSource(ns, 'kafka-source', topic, 'event-display'))
+    // A second source on the topic: the witness that records produced later were there to deliver.
+    await applySource(docsKafkaSource(ns, 'witness', topic, 'witness-display'))
+    for (const name of ['kafka-source', 'witness']) {
+      await eventually(
+        async () => ready(await read('kafkasources', 'v1beta1', ns, name)) === 'True',
+        90_000,
+        `${name} Ready`
+      )
+    }
+    const first = await producer.produce(topic, 2, 20)
+    const ids = (path: string) => new Set(at(path).map(a => a.id))
+    await eventually(() => first.every(id => ids(`/${ns}/event-display`).has(id)), 60_000, 'the first records')
+    assert.equal(at(`/${ns}/event-display`).length, 20, 'each record once')
+
+    // `kubectl scale kafkasource kafka-source --replicas=2`: the scale subresource.
+    await custom.patchNamespacedCustomObjectScale(
+      {
+        group: GROUP,
+        version: 'v1',
+        namespace: ns,
+        plural: 'kafkasources',
+        name: 'kafka-source',
+        body: { spec: { replicas: 2 } }
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch)
+    )
+    await eventually(
+      async () => {
+        const source = await read('kafkasources', 'v1', ns, 'kafka-source')
+        return source.status?.consumers === 2 && source.status.observedGeneration === 2 && ready(source) === 'True'
+      },
+      60_000,
+      'two consumers, generation 2, Ready'
+    )
+
+    await objects.delete({
+      apiVersion: `${GROUP}/v1beta1`,
+      kind: 'KafkaSource',
+      metadata: { name: 'kafka-source', namespace: ns }
+    })
+    await eventually(
+      async () => {
+        try {
+          await read('kafkasources', 'v1beta1', ns, 'kafka-source')
+          return false
+        } catch (error) {
+          return (error as { code?: number }).code === 404
+        }
+      },
+      60_000,
+      'the object gone (its finalizer removed)'
+    )
+    const before = at(`/${ns}/event-display`).length
+    const later = await producer.produce(topic, 2, 20)
+    await eventually(
+      () => later.every(id => ids(`/${ns}/witness-display`).has(id)),
+      60_000,
+      'the witness delivering later records'
+    )
+    assert.equal(at(`/${ns}/event-display`).length, before, 'nothing delivered for the deleted source')
+  })
+
+  it('leaves a source in an unclaimed namespace alone, and says why it refuses a bad spec, as status and an Event', async () => {
+    const unclaimed = await namespace(false)
+    await applySource(docsPingSource(unclaimed))
+    const ns = await namespace(true)
+    const bad = docsPingSource(ns)
+    await applySource({
+      ...bad,
+      metadata: { ...bad.metadata, name: 'bad' },
+      spec: { ...bad.spec, schedule: 'every minute' }
+    })
+    const refused = await eventually(
+      async () => {
+        const source = await read('pingsources', 'v1', ns, 'bad')
+        return ready(source) === 'False' ? source : undefined
+      },
+      60_000,
+      'the bad source refused'
+    )
+    const condition = refused.status?.conditions?.find(c => c.type === 'Ready')
+    assert.match(condition?.message ?? '', /schedule/)
+    const events = await eventually(
+      async () => {
+        const list = await core.listNamespacedEvent({ namespace: ns })
+        return list.items.filter(e => e.involvedObject.name === 'bad' && e.type === 'Warning').length > 0
+          ? list
+          : undefined
+      },
+      30_000,
+      'a Warning Event for it'
+    )
+    assert.match(events.items.find(e => e.involvedObject.name === 'bad')?.message ?? '', /schedule/)
+    // By now the operator has looked at every source at least once: the unclaimed one has neither finalizer nor status.
+    const untouched = await read('pingsources', 'v1', unclaimed, 'test-ping-source')
+    assert.equal(untouched.metadata?.finalizers, undefined)
+    assert.equal(untouched.status?.conditions, undefined)
+  })
+
+  it('follows a change made while the API server was down, once it is back', async () => {
+    const ns = await namespace(true)
+    const source = docsPingSource(ns)
+    await applySource({ ...source, spec: { ...source.spec, schedule: '* * * * * *' } })
+    const path = `/${ns}/event-display`
+    await eventually(() => at(path).length > 0, 60_000, 'ticks')
+    await api.restart()
+    await custom.patchNamespacedCustomObject(
+      {
+        group: GROUP,
+        version: 'v1',
+        namespace: ns,
+        plural: 'pingsources',
+        name: 'test-ping-source',
+        body: { spec: { data: '{"message": "after the restart"}' } }
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch)
+    )
+    await eventually(() => at(path).some(a => a.data.includes('after the restart')), 60_000, 'ticks with the new data')
+  })
+})

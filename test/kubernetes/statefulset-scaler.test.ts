@@ -1,0 +1,132 @@
+import assert from 'node:assert/strict'
+import { readFile, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import {
+  AppsV1Api,
+  CoreV1Api,
+  KubeConfig,
+  KubernetesObjectApi,
+  RbacAuthorizationV1Api,
+  loadAllYaml
+} from '@kubernetes/client-node'
+import type { KubernetesObject } from '@kubernetes/client-node'
+import { StatefulSetScaler } from '../../src/kubernetes/index.ts'
+import { startControllerProcess } from '../helpers/controllers.ts'
+import { uniqueName } from '../helpers/kafka.ts'
+import { startApiServer } from '../helpers/kube-apiserver.ts'
+import type { ApiServer } from '../helpers/kube-apiserver.ts'
+import { eventually } from '../helpers/wait.ts'
+
+// The pool's size written to the dispatcher StatefulSet of deploy/kubernetes/, on a real kube-apiserver, with the
+// controller's service account and the RBAC deploy/kubernetes/rbac.yaml gives it — nothing more.
+
+const root = new URL('../../', import.meta.url).pathname
+let api: ApiServer
+let apps: AppsV1Api
+let kubeconfig: string
+
+async function replicas(): Promise<{ replicas: number | undefined; resourceVersion: string | undefined }> {
+  const set = await apps.readNamespacedStatefulSet({ namespace: 'shoal', name: 'shoal-dispatcher' })
+  return { replicas: set.spec?.replicas, resourceVersion: set.metadata?.resourceVersion }
+}
+
+before(async () => {
+  api = await startApiServer()
+  const admin = new KubeConfig()
+  admin.loadFromFile(api.kubeconfig)
+  const objects = KubernetesObjectApi.makeApiClient(admin)
+  for (const file of ['namespace.yaml', 'rbac.yaml', 'dispatcher.yaml']) {
+    const documents = loadAllYaml(await readFile(join(root, 'deploy/kubernetes', file), 'utf8')) as KubernetesObject[]
+    for (const object of documents) await objects.create(object)
+  }
+  apps = admin.makeApiClient(AppsV1Api)
+  const token = await admin.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({
+    namespace: 'shoal',
+    name: 'shoal-controller',
+    body: { spec: { audiences: [], expirationSeconds: 3600 } }
+  })
+  kubeconfig = join(tmpdir(), `${uniqueName('shoal-scaler')}.kubeconfig`)
+  await writeFile(
+    kubeconfig,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [
+        {
+          name: 'test',
+          cluster: { server: api.url, 'certificate-authority-data': Buffer.from(api.caCert).toString('base64') }
+        }
+      ],
+      users: [{ name: 'controller', user: { token: token.status?.token } }],
+      contexts: [{ name: 'test', context: { cluster: 'test', user: 'controller' } }],
+      'current-context': 'test'
+    }),
+    { mode: 0o600 }
+  )
+})
+
+after(async () => {
+  await api?.stop()
+})
+
+describe('the StatefulSet scale writer on a real API server', () => {
+  it('writes each new replicas once, as the service account may; a refusal names the StatefulSet and the reason', async () => {
+    const config = new KubeConfig()
+    config.loadFromFile(kubeconfig)
+    const scaler = new StatefulSetScaler(config, { namespace: 'shoal', name: 'shoal-dispatcher' })
+    try {
+      await scaler.apply(4)
+      const four = await replicas()
+      assert.equal(four.replicas, 4)
+      // The same decision again is not written again; a new one is.
+      await scaler.apply(4)
+      assert.equal((await replicas()).resourceVersion, four.resourceVersion)
+      await scaler.apply(2)
+      assert.equal((await replicas()).replicas, 2)
+      // Without the RoleBinding the account may not scale it: refused, and the API's reason says so.
+      const admin = new KubeConfig()
+      admin.loadFromFile(api.kubeconfig)
+      await admin
+        .makeApiClient(RbacAuthorizationV1Api)
+        .deleteNamespacedRoleBinding({ namespace: 'shoal', name: 'shoal-controller-scales-dispatchers' })
+      await assert.rejects(
+        scaler.apply(3),
+        /refused to scale statefulset shoal\/shoal-dispatcher to 3: 403 .*forbidden/
+      )
+      assert.equal((await replicas()).replicas, 2)
+    } finally {
+      await scaler.close()
+    }
+  })
+
+  it("gets the leader's pool decision from a controller started with --dispatchers and --statefulset", async () => {
+    // The binding the previous test removed, back.
+    const admin = new KubeConfig()
+    admin.loadFromFile(api.kubeconfig)
+    const documents = loadAllYaml(
+      await readFile(join(root, 'deploy/kubernetes/rbac.yaml'), 'utf8')
+    ) as KubernetesObject[]
+    const binding = documents.find(
+      o => o.kind === 'RoleBinding' && o.metadata?.name === 'shoal-controller-scales-dispatchers'
+    )!
+    await KubernetesObjectApi.makeApiClient(admin)
+      .create(binding)
+      .catch(() => undefined)
+    const controller = await startControllerProcess(uniqueName('scaler'), [
+      '--dispatchers',
+      '3..5',
+      '--statefulset',
+      'shoal/shoal-dispatcher',
+      '--kubeconfig',
+      kubeconfig
+    ])
+    try {
+      // No dispatcher and no load: the pool is its minimum, written to the StatefulSet by the leader.
+      await eventually(async () => (await replicas()).replicas === 3, 60_000, 'replicas 3 (the pool minimum)')
+    } finally {
+      await controller.stop()
+    }
+  })
+})
