@@ -3,6 +3,7 @@ import { once } from 'node:events'
 import { readFile, readdir, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { randomBytes } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
@@ -25,6 +26,8 @@ import { startApiServer } from '../helpers/kube-apiserver.ts'
 import type { ApiServer } from '../helpers/kube-apiserver.ts'
 import { eventually } from '../helpers/wait.ts'
 import { RecordingProducer } from '../autoscale/harness.ts'
+import { http } from '../helpers/http.ts'
+import { replicas } from '../helpers/controllers.ts'
 
 // Shoal as a Kubernetes operator, against a real kube-apiserver and etcd (test/helpers/kube-apiserver.ts): Knative's
 // manifests applied through the Kubernetes API with its own client, the controller running with the RBAC of
@@ -52,6 +55,7 @@ let sinkUrl: string
 let sink: ReturnType<typeof createServer>
 let operatorKubeconfig: string
 let prefix: string
+let flags: string[]
 const controllers: ControllerProcess[] = []
 const dispatchers: DispatcherProcess[] = []
 const producer = new RecordingProducer()
@@ -169,7 +173,11 @@ before(async () => {
   await once(sink, 'listening')
   sinkUrl = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`
   prefix = uniqueName('k8s-operator')
-  const flags = [
+  const secretKeyFile = join(tmpdir(), `${uniqueName('shoal-secret-key')}.key`)
+  await writeFile(secretKeyFile, randomBytes(32).toString('hex'), { mode: 0o600 })
+  flags = [
+    '--secret-key-file',
+    secretKeyFile,
     '--kubernetes',
     '--kubeconfig',
     operatorKubeconfig,
@@ -198,6 +206,19 @@ after(async () => {
   sink?.close()
   await api?.stop()
 })
+
+/** A CRD for Knative's Broker, made from the PingSource one: only its names and an open schema matter here. */
+function addressableCrd(template: KubernetesObject): KubernetesObject {
+  const crd = JSON.parse(JSON.stringify(template)) as {
+    metadata: { name: string; labels?: unknown }
+    spec: { group: string; names: Record<string, unknown>; versions: { name: string; storage: boolean }[] }
+  }
+  crd.metadata = { name: 'brokers.eventing.knative.dev' }
+  crd.spec.group = 'eventing.knative.dev'
+  crd.spec.names = { kind: 'Broker', plural: 'brokers', singular: 'broker' }
+  crd.spec.versions = crd.spec.versions.filter(v => v.name === 'v1')
+  return crd as unknown as KubernetesObject
+}
 
 /** Knative's docs PingSource (knative.dev, "Creating a PingSource object"), as it is. */
 const docsPingSource = (ns: string): Source => ({
@@ -389,5 +410,111 @@ describe('Shoal as a Kubernetes operator', { timeout: 600_000 }, () => {
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch)
     )
     await eventually(() => at(path).some(a => a.data.includes('after the restart')), 60_000, 'ticks with the new data')
+  })
+
+  it('resolves a sink ref to any Addressable by its status.address.url, and follows the URL when it changes', async () => {
+    // A Knative Broker as the API server holds it: only its CRD, and a status the test writes.
+    await apply((await manifests('deploy/kubernetes/crds/pingsources.yaml')).map(crd => addressableCrd(crd))[0]!)
+    const ns = await namespace(true)
+    await eventually(
+      () =>
+        custom
+          .createNamespacedCustomObject({
+            group: 'eventing.knative.dev',
+            version: 'v1',
+            namespace: ns,
+            plural: 'brokers',
+            body: { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', metadata: { name: 'default' }, spec: {} }
+          })
+          .then(() => true),
+      30_000,
+      'the Broker CRD established'
+    )
+    const address = (path: string) =>
+      custom.patchNamespacedCustomObjectStatus(
+        {
+          group: 'eventing.knative.dev',
+          version: 'v1',
+          namespace: ns,
+          plural: 'brokers',
+          name: 'default',
+          body: { status: { address: { url: `${sinkUrl}${path}` } } }
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch)
+      )
+    await address(`/${ns}/broker-a`)
+    const source = docsPingSource(ns)
+    await applySource({
+      ...source,
+      spec: {
+        ...source.spec,
+        schedule: '* * * * * *',
+        sink: { ref: { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'default' } }
+      }
+    })
+    await eventually(() => at(`/${ns}/broker-a`).length > 0, 60_000, 'ticks at the address')
+    const shown = await read('pingsources', 'v1', ns, 'test-ping-source')
+    assert.equal(shown.status?.sinkUri, `${sinkUrl}/${ns}/broker-a`)
+    await address(`/${ns}/broker-b`)
+    await eventually(() => at(`/${ns}/broker-b`).length > 0, 60_000, 'ticks at the new address')
+  })
+
+  it("copies the Kubernetes Secrets a source's spec.net names into Shoal, and again when one is rotated", async () => {
+    const ns = await namespace(true)
+    await core.createNamespacedSecret({
+      namespace: ns,
+      body: { metadata: { name: 'kafka-tls' }, stringData: { 'ca.crt': 'first' } }
+    })
+    const source = docsKafkaSource(ns, 'tls-source', uniqueName('tls-topic'), 'event-display')
+    await applySource({
+      ...source,
+      spec: {
+        ...source.spec,
+        net: { tls: { enable: true, caCert: { secretKeyRef: { name: 'kafka-tls', key: 'ca.crt' } } } }
+      }
+    })
+    const keysInShoal = async () => {
+      const answer = await http('GET', `${controllers[0]!.url}/api/v1/namespaces/${ns}/secrets/kafka-tls`)
+      return answer.status === 200 ? ((answer.body as { keys?: string[] }).keys ?? []) : undefined
+    }
+    await eventually(async () => (await keysInShoal())?.includes('ca.crt'), 60_000, 'the Secret in Shoal')
+    await core.patchNamespacedSecret(
+      { namespace: ns, name: 'kafka-tls', body: { stringData: { 'ca.crt': 'second', 'tls.crt': 'new' } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch)
+    )
+    await eventually(async () => (await keysInShoal())?.includes('tls.crt'), 60_000, 'the rotated Secret in Shoal')
+  })
+
+  it('goes on with a second controller when the leading one is killed', async () => {
+    controllers.push(await startControllerProcess(prefix, flags))
+    const ns = await namespace(true)
+    const source = docsPingSource(ns)
+    await applySource({ ...source, spec: { ...source.spec, schedule: '* * * * * *' } })
+    const path = `/${ns}/event-display`
+    await eventually(() => at(path).length > 0, 60_000, 'ticks')
+    const leader = await eventually(
+      async () => (await replicas(controllers[0]!.url)).find(r => r.leader),
+      30_000,
+      'a leader'
+    )
+    const victim = controllers.find(c => c.url === leader.url)!
+    await victim.stop('SIGKILL')
+    await custom.patchNamespacedCustomObject(
+      {
+        group: GROUP,
+        version: 'v1',
+        namespace: ns,
+        plural: 'pingsources',
+        name: 'test-ping-source',
+        body: { spec: { data: '{"message": "after the failover"}' } }
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch)
+    )
+    await eventually(() => at(path).some(a => a.data.includes('after the failover')), 90_000, 'ticks with the new data')
+    await eventually(
+      async () => (await read('pingsources', 'v1', ns, 'test-ping-source')).status?.observedGeneration === 2,
+      60_000,
+      'generation 2 observed by the new leader'
+    )
   })
 })
