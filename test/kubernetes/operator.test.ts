@@ -25,6 +25,7 @@ import { brokers, createTopic, uniqueName } from '../helpers/kafka.ts'
 import { startApiServer } from '../helpers/kube-apiserver.ts'
 import type { ApiServer } from '../helpers/kube-apiserver.ts'
 import { eventually } from '../helpers/wait.ts'
+import { Agent, request } from 'undici'
 import { RecordingProducer } from '../autoscale/harness.ts'
 import { http } from '../helpers/http.ts'
 import { replicas } from '../helpers/controllers.ts'
@@ -267,6 +268,22 @@ describe('Shoal as a Kubernetes operator', { timeout: 600_000 }, () => {
     assert.deepEqual(shown.metadata?.finalizers, ['sources.shoal.dev/delivery'])
     // The same object at the other served version.
     assert.equal(ready(await read('pingsources', 'v1beta2', ns, 'test-ping-source')), 'True')
+    // What `kubectl get pingsources` prints: the API server's table, with Knative's columns.
+    const table = await request(`${api.url}/apis/${GROUP}/v1/namespaces/${ns}/pingsources`, {
+      headers: {
+        authorization: `Bearer ${api.adminToken}`,
+        accept: 'application/json;as=Table;v=v1;g=meta.k8s.io'
+      },
+      dispatcher: new Agent({ connect: { ca: api.caCert } })
+    })
+    const { columnDefinitions, rows } = (await table.body.json()) as {
+      columnDefinitions: { name: string }[]
+      rows: { cells: unknown[] }[]
+    }
+    const row = Object.fromEntries(columnDefinitions.map((c, i) => [c.name, rows[0]?.cells[i]]))
+    assert.equal(row['Name'], 'test-ping-source')
+    assert.equal(row['Ready'], 'True')
+    assert.equal(row['Sink'], `${sinkUrl}/${ns}/event-display`)
 
     await custom.patchNamespacedCustomObject(
       {
