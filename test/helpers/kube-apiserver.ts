@@ -22,6 +22,8 @@ export interface ApiServer {
   readonly adminToken: string
   /** A kubeconfig file for the admin. */
   readonly kubeconfig: string
+  /** kubectl of the same release, built beside the API server. */
+  readonly kubectl: string
   /** Stops the API server and starts it again on the same port, over the same etcd; resolves once it is ready. */
   restart(): Promise<void>
   stop(): Promise<void>
@@ -33,8 +35,31 @@ process.once('exit', () => {
   for (const child of running) child.kill('SIGKILL')
 })
 
-/** Where scripts/kube-apiserver.sh built the two binaries (it builds them first if it must). */
-async function binaries(): Promise<{ apiserver: string; etcd: string }> {
+/** A kubeconfig file for `user` with `token`, trusting the API server's certificate. */
+export async function writeKubeconfig(
+  path: string,
+  api: { readonly url: string; readonly caCert: string },
+  user: string,
+  token: string
+): Promise<void> {
+  const config = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [
+      {
+        name: 'test',
+        cluster: { server: api.url, 'certificate-authority-data': Buffer.from(api.caCert).toString('base64') }
+      }
+    ],
+    users: [{ name: user, user: { token } }],
+    contexts: [{ name: 'test', context: { cluster: 'test', user } }],
+    'current-context': 'test'
+  }
+  await writeFile(path, JSON.stringify(config), { mode: 0o600 })
+}
+
+/** Where scripts/kube-apiserver.sh built the binaries (it builds them first if it must). */
+async function binaries(): Promise<{ apiserver: string; etcd: string; kubectl: string }> {
   const output = await new Promise<string>((resolve, reject) => {
     execFile('bash', [join(root, 'scripts/kube-apiserver.sh')], { maxBuffer: 1 << 20 }, (error, stdout, stderr) =>
       error
@@ -49,8 +74,9 @@ async function binaries(): Promise<{ apiserver: string; etcd: string }> {
   const value = (name: string) => new RegExp(`^${name}=(.+)$`, 'm').exec(output)?.[1]
   const apiserver = value('SHOAL_KUBE_APISERVER')
   const etcd = value('SHOAL_ETCD')
-  if (!apiserver || !etcd) throw new Error(`scripts/kube-apiserver.sh named no binaries: ${output}`)
-  return { apiserver, etcd }
+  const kubectl = value('SHOAL_KUBECTL')
+  if (!apiserver || !etcd || !kubectl) throw new Error(`scripts/kube-apiserver.sh named no binaries: ${output}`)
+  return { apiserver, etcd, kubectl }
 }
 
 async function freePort(): Promise<number> {
@@ -85,9 +111,31 @@ async function stopChild(child: ChildProcess): Promise<void> {
   clearTimeout(timer)
 }
 
-/** Starts etcd and kube-apiserver for one test file; `stop()` removes everything they wrote. */
+/**
+ * Starts etcd and kube-apiserver for one test file; `stop()` removes everything they wrote. A free port can be taken
+ * by another process between being found and being bound (test files start side by side): a start that finds its
+ * etcd or API server gone, or another API server on its port, is made again on other ports.
+ */
 export async function startApiServer(): Promise<ApiServer> {
-  const { apiserver, etcd } = await binaries()
+  const built = await binaries()
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(built)
+    } catch (error) {
+      if (attempt >= 3) throw error
+    }
+  }
+}
+
+async function startOnce({
+  apiserver,
+  etcd,
+  kubectl
+}: {
+  apiserver: string
+  etcd: string
+  kubectl: string
+}): Promise<ApiServer> {
   const dir = await mkdtemp(join(tmpdir(), 'shoal-kube-'))
   const [clientPort, peerPort, securePort] = [await freePort(), await freePort(), await freePort()]
   const etcdUrl = `http://127.0.0.1:${clientPort}`
@@ -124,6 +172,8 @@ export async function startApiServer(): Promise<ApiServer> {
     `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
     '--service-account-issuer=https://kubernetes.default.svc',
     '--service-cluster-ip-range=10.96.0.0/24',
+    // Its own keys in etcd, whatever else shares it.
+    `--etcd-prefix=/registry-${randomBytes(6).toString('hex')}`,
     '--anonymous-auth=false',
     // The kubernetes Service's endpoints would name the advertised address, which may not be loopback.
     '--endpoint-reconciler-type=none',
@@ -139,20 +189,26 @@ export async function startApiServer(): Promise<ApiServer> {
       () => `the API server's certificate: ${current.output()}`
     )
     const trusting = (agent ??= new Agent({ connect: { ca: caCert } }))
+    let broken: string | undefined
     await eventually(
       async () => {
-        if (current.child.exitCode !== null) throw new Error(`kube-apiserver exited: ${current.output()}`)
+        if (current.child.exitCode !== null || current.child.signalCode !== null) broken = 'kube-apiserver exited'
+        else if (etcdProcess.child.exitCode !== null) broken = 'etcd exited'
+        if (broken !== undefined) return true
         const answer = await request(`${url}/readyz`, {
           headers: { authorization: `Bearer ${adminToken}` },
           dispatcher: trusting
         })
         const body = await answer.body.text()
-        return answer.statusCode === 200 && body.trim() === 'ok'
+        // Another API server on this port would not know this token.
+        if (answer.statusCode === 401) broken = 'another API server answers on its port'
+        return broken !== undefined || (answer.statusCode === 200 && body.trim() === 'ok')
       },
       90_000,
       () => `the API server ready at ${url}: ${current.output()} / etcd: ${etcdProcess.output()}`,
       200
     )
+    if (broken !== undefined) throw new Error(`${broken}: ${current.output()} / etcd: ${etcdProcess.output()}`)
     return caCert
   }
   let caCert: string
@@ -161,29 +217,18 @@ export async function startApiServer(): Promise<ApiServer> {
   } catch (error) {
     await stopChild(current.child)
     await stopChild(etcdProcess.child)
+    await agent?.close()
     await rm(dir, { recursive: true, force: true })
     throw error
   }
   const kubeconfig = join(dir, 'admin.kubeconfig')
-  await writeFile(
-    kubeconfig,
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [
-        { name: 'test', cluster: { server: url, 'certificate-authority-data': Buffer.from(caCert).toString('base64') } }
-      ],
-      users: [{ name: 'admin', user: { token: adminToken } }],
-      contexts: [{ name: 'test', context: { cluster: 'test', user: 'admin' } }],
-      'current-context': 'test'
-    }),
-    { mode: 0o600 }
-  )
+  await writeKubeconfig(kubeconfig, { url, caCert }, 'admin', adminToken)
   return {
     url,
     caCert,
     adminToken,
     kubeconfig,
+    kubectl,
     async restart() {
       await stopChild(current.child)
       current = start(apiserver, args, 'kube-apiserver')

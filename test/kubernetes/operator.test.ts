@@ -1,11 +1,4 @@
 import assert from 'node:assert/strict'
-import { once } from 'node:events'
-import { readFile, readdir, writeFile } from 'node:fs/promises'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { randomBytes } from 'node:crypto'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import {
   CoreV1Api,
@@ -13,60 +6,34 @@ import {
   KubeConfig,
   KubernetesObjectApi,
   PatchStrategy,
-  loadAllYaml,
   setHeaderOptions
 } from '@kubernetes/client-node'
 import type { KubernetesObject } from '@kubernetes/client-node'
-import { startControllerProcess } from '../helpers/controllers.ts'
-import type { ControllerProcess } from '../helpers/controllers.ts'
-import { startDispatcherProcess } from '../helpers/dispatchers.ts'
-import type { DispatcherProcess } from '../helpers/dispatchers.ts'
+import { Agent, request } from 'undici'
+import { RecordingProducer } from '../autoscale/harness.ts'
+import { replicas } from '../helpers/controllers.ts'
+import { http } from '../helpers/http.ts'
 import { brokers, createTopic, uniqueName } from '../helpers/kafka.ts'
 import { startApiServer } from '../helpers/kube-apiserver.ts'
 import type { ApiServer } from '../helpers/kube-apiserver.ts'
 import { eventually } from '../helpers/wait.ts'
-import { Agent, request } from 'undici'
-import { RecordingProducer } from '../autoscale/harness.ts'
-import { http } from '../helpers/http.ts'
-import { replicas } from '../helpers/controllers.ts'
+import { manifests, startOperatorRig } from './rig.ts'
+import type { OperatorRig } from './rig.ts'
 
 // Shoal as a Kubernetes operator, against a real kube-apiserver and etcd (test/helpers/kube-apiserver.ts): Knative's
 // manifests applied through the Kubernetes API with its own client, the controller running with the RBAC of
 // deploy/kubernetes/rbac.yaml (a service account token, nothing more), events at a sink served here.
 
-const root = new URL('../../', import.meta.url).pathname
 const GROUP = 'sources.knative.dev'
 
-interface Arrival {
-  readonly id: string
-  readonly source: string
-  readonly data: string
-}
-
-/** Each path the sink was posted to: what arrived there, in order. */
-const arrivals = new Map<string, Arrival[]>()
-const at = (path: string) => arrivals.get(path) ?? []
-
 let api: ApiServer
-let admin: KubeConfig
+let rig: OperatorRig
 let objects: KubernetesObjectApi
 let custom: CustomObjectsApi
 let core: CoreV1Api
 let sinkUrl: string
-let sink: ReturnType<typeof createServer>
-let operatorKubeconfig: string
-let prefix: string
-let flags: string[]
-const controllers: ControllerProcess[] = []
-const dispatchers: DispatcherProcess[] = []
+const at = (path: string) => rig.at(path)
 const producer = new RecordingProducer()
-
-/** Every object of a YAML file in the repository, as the client's types hold them (their own field names). */
-async function manifests(path: string): Promise<KubernetesObject[]> {
-  return (loadAllYaml(await readFile(join(root, path), 'utf8')) as (KubernetesObject | null)[]).filter(
-    (o): o is KubernetesObject => o !== null
-  )
-}
 
 async function apply(object: KubernetesObject): Promise<void> {
   await objects.create(object)
@@ -116,95 +83,20 @@ function ready(source: Source): string | undefined {
   return source.status?.conditions?.find(c => c.type === 'Ready')?.status
 }
 
-/** The operator's identity: the controller service account of deploy/kubernetes/rbac.yaml, by a token for it. */
-async function serviceAccountKubeconfig(): Promise<string> {
-  const token = await core.createNamespacedServiceAccountToken({
-    namespace: 'shoal',
-    name: 'shoal-controller',
-    body: { spec: { audiences: [], expirationSeconds: 3600 } }
-  })
-  const config = {
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [
-      {
-        name: 'test',
-        cluster: { server: api.url, 'certificate-authority-data': Buffer.from(api.caCert).toString('base64') }
-      }
-    ],
-    users: [{ name: 'shoal-controller', user: { token: token.status?.token } }],
-    contexts: [{ name: 'test', context: { cluster: 'test', user: 'shoal-controller' } }],
-    'current-context': 'test'
-  }
-  const path = join(tmpdir(), `${uniqueName('shoal-operator')}.kubeconfig`)
-  await writeFile(path, JSON.stringify(config), { mode: 0o600 })
-  return path
-}
-
 before(async () => {
   api = await startApiServer()
-  admin = new KubeConfig()
+  const admin = new KubeConfig()
   admin.loadFromFile(api.kubeconfig)
   objects = KubernetesObjectApi.makeApiClient(admin)
   custom = admin.makeApiClient(CustomObjectsApi)
   core = admin.makeApiClient(CoreV1Api)
-  for (const file of (await readdir(join(root, 'deploy/kubernetes/crds'))).filter(f => f.endsWith('.yaml'))) {
-    for (const crd of await manifests(`deploy/kubernetes/crds/${file}`)) await apply(crd)
-  }
-  for (const file of ['namespace.yaml', 'rbac.yaml']) {
-    for (const object of await manifests(`deploy/kubernetes/${file}`)) await apply(object)
-  }
-  operatorKubeconfig = await serviceAccountKubeconfig()
-  sink = createServer((request, response) => {
-    const chunks: Buffer[] = []
-    request.on('data', chunk => chunks.push(chunk as Buffer))
-    request.on('end', () => {
-      const path = request.url ?? '/'
-      const list = arrivals.get(path) ?? []
-      list.push({
-        id: String(request.headers['ce-id']),
-        source: String(request.headers['ce-source']),
-        data: Buffer.concat(chunks).toString('utf8')
-      })
-      arrivals.set(path, list)
-      response.writeHead(202).end()
-    })
-  })
-  sink.listen(0, '127.0.0.1')
-  await once(sink, 'listening')
-  sinkUrl = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`
-  prefix = uniqueName('k8s-operator')
-  const secretKeyFile = join(tmpdir(), `${uniqueName('shoal-secret-key')}.key`)
-  await writeFile(secretKeyFile, randomBytes(32).toString('hex'), { mode: 0o600 })
-  flags = [
-    '--secret-key-file',
-    secretKeyFile,
-    '--kubernetes',
-    '--kubeconfig',
-    operatorKubeconfig,
-    // Knative's manifests name their sink as a Service ref: here, the sink's path per namespace and name.
-    '--service-url-template',
-    `${sinkUrl}/{namespace}/{name}`,
-    '--liveness-timeout',
-    '3s'
-  ]
-  controllers.push(await startControllerProcess(prefix, flags))
-  dispatchers.push(
-    await startDispatcherProcess(prefix, 'dispatcher-0', 'a', 'a-0', 20, ['--liveness-timeout', '3s'], {
-      env: { SHOAL_SERVICE_URL_TEMPLATE: `${sinkUrl}/{namespace}/{name}` }
-    })
-  )
+  rig = await startOperatorRig(api)
+  sinkUrl = rig.sinkUrl
 })
 
 after(async () => {
-  // What a failure needs to be understood: the controllers' and dispatchers' logs (warnings and above).
-  for (const c of controllers) if (c.stderr !== '') console.log(`# controller ${c.url}:\n${c.stderr.slice(-20_000)}`)
-  for (const d of dispatchers) if (d.stderr !== '') console.log(`# ${d.id}:\n${d.stderr.slice(-10_000)}`)
   await producer.close()
-  await Promise.all(controllers.map(c => c.stop()))
-  await Promise.all(dispatchers.map(d => d.stop()))
-  sink?.closeAllConnections()
-  sink?.close()
+  await rig?.stop()
   await api?.stop()
 })
 
@@ -491,7 +383,7 @@ describe('Shoal as a Kubernetes operator', { timeout: 600_000 }, () => {
       }
     })
     const keysInShoal = async () => {
-      const answer = await http('GET', `${controllers[0]!.url}/api/v1/namespaces/${ns}/secrets/kafka-tls`)
+      const answer = await http('GET', `${rig.controllers[0]!.url}/api/v1/namespaces/${ns}/secrets/kafka-tls`)
       return answer.status === 200 ? ((answer.body as { keys?: string[] }).keys ?? []) : undefined
     }
     await eventually(async () => (await keysInShoal())?.includes('ca.crt'), 60_000, 'the Secret in Shoal')
@@ -503,18 +395,18 @@ describe('Shoal as a Kubernetes operator', { timeout: 600_000 }, () => {
   })
 
   it('goes on with a second controller when the leading one is killed', async () => {
-    controllers.push(await startControllerProcess(prefix, flags))
+    await rig.addController()
     const ns = await namespace(true)
     const source = docsPingSource(ns)
     await applySource({ ...source, spec: { ...source.spec, schedule: '* * * * * *' } })
     const path = `/${ns}/event-display`
     await eventually(() => at(path).length > 0, 60_000, 'ticks')
     const leader = await eventually(
-      async () => (await replicas(controllers[0]!.url)).find(r => r.leader),
+      async () => (await replicas(rig.controllers[0]!.url)).find(r => r.leader),
       30_000,
       'a leader'
     )
-    const victim = controllers.find(c => c.url === leader.url)!
+    const victim = rig.controllers.find(c => c.url === leader.url)!
     await victim.stop('SIGKILL')
     await custom.patchNamespacedCustomObject(
       {

@@ -1,28 +1,17 @@
 import assert from 'node:assert/strict'
-import { readFile, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import {
-  AppsV1Api,
-  CoreV1Api,
-  KubeConfig,
-  KubernetesObjectApi,
-  RbacAuthorizationV1Api,
-  loadAllYaml
-} from '@kubernetes/client-node'
-import type { KubernetesObject } from '@kubernetes/client-node'
+import { AppsV1Api, KubeConfig, KubernetesObjectApi, RbacAuthorizationV1Api } from '@kubernetes/client-node'
 import { StatefulSetScaler } from '../../src/kubernetes/index.ts'
 import { startControllerProcess } from '../helpers/controllers.ts'
 import { uniqueName } from '../helpers/kafka.ts'
 import { startApiServer } from '../helpers/kube-apiserver.ts'
 import type { ApiServer } from '../helpers/kube-apiserver.ts'
 import { eventually } from '../helpers/wait.ts'
+import { controllerKubeconfig, manifests } from './rig.ts'
 
 // The pool's size written to the dispatcher StatefulSet of deploy/kubernetes/, on a real kube-apiserver, with the
 // controller's service account and the RBAC deploy/kubernetes/rbac.yaml gives it — nothing more.
 
-const root = new URL('../../', import.meta.url).pathname
 let api: ApiServer
 let apps: AppsV1Api
 let kubeconfig: string
@@ -38,33 +27,10 @@ before(async () => {
   admin.loadFromFile(api.kubeconfig)
   const objects = KubernetesObjectApi.makeApiClient(admin)
   for (const file of ['namespace.yaml', 'rbac.yaml', 'dispatcher.yaml']) {
-    const documents = loadAllYaml(await readFile(join(root, 'deploy/kubernetes', file), 'utf8')) as KubernetesObject[]
-    for (const object of documents) await objects.create(object)
+    for (const object of await manifests(`deploy/kubernetes/${file}`)) await objects.create(object)
   }
   apps = admin.makeApiClient(AppsV1Api)
-  const token = await admin.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({
-    namespace: 'shoal',
-    name: 'shoal-controller',
-    body: { spec: { audiences: [], expirationSeconds: 3600 } }
-  })
-  kubeconfig = join(tmpdir(), `${uniqueName('shoal-scaler')}.kubeconfig`)
-  await writeFile(
-    kubeconfig,
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [
-        {
-          name: 'test',
-          cluster: { server: api.url, 'certificate-authority-data': Buffer.from(api.caCert).toString('base64') }
-        }
-      ],
-      users: [{ name: 'controller', user: { token: token.status?.token } }],
-      contexts: [{ name: 'test', context: { cluster: 'test', user: 'controller' } }],
-      'current-context': 'test'
-    }),
-    { mode: 0o600 }
-  )
+  kubeconfig = await controllerKubeconfig(api)
 })
 
 after(async () => {
@@ -105,10 +71,7 @@ describe('the StatefulSet scale writer on a real API server', () => {
     // The binding the previous test removed, back.
     const admin = new KubeConfig()
     admin.loadFromFile(api.kubeconfig)
-    const documents = loadAllYaml(
-      await readFile(join(root, 'deploy/kubernetes/rbac.yaml'), 'utf8')
-    ) as KubernetesObject[]
-    const binding = documents.find(
+    const binding = (await manifests('deploy/kubernetes/rbac.yaml')).find(
       o => o.kind === 'RoleBinding' && o.metadata?.name === 'shoal-controller-scales-dispatchers'
     )!
     await KubernetesObjectApi.makeApiClient(admin)
