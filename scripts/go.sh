@@ -63,3 +63,23 @@ fetch_go() {
   rm -rf "$work"
 }
 
+
+# Builds PACKAGE of the Go module in TOOL_DIR as NAME into CACHE_DIR/<hash of the module's files>/NAME, once per version
+# of those files, and prints the binary's path. The partial file is this process's own, so runs sharing the machine
+# never clobber each other's.
+go_build_cached() {
+  local tool="$1" package="$2" parent="$3" name="$4" hash dir go started
+  hash="$(cat "$tool"/go.mod "$tool"/go.sum "$tool"/*.go | sha256sum | cut -c1-16)"
+  dir="$parent/$hash"
+  if [ ! -x "$dir/$name" ]; then
+    go="$(find_go "$tool/go.mod")"
+    shoal_say "building $name ($package) with $("$go" version | cut -d' ' -f3) from Go modules; the first build takes minutes" >&2
+    mkdir -p "$dir"
+    started=$SECONDS
+    (cd "$tool" && CGO_ENABLED=0 GOFLAGS=-mod=readonly nice -n 10 "$go" build -trimpath -o "$dir/$name.partial.$$" "$package") ||
+      { rm -f "$dir/$name.partial.$$"; shoal_die "could not build $name (${tool#"$SHOAL_ROOT"/})"; }
+    mv -f "$dir/$name.partial.$$" "$dir/$name"
+    shoal_say "built $name in $((SECONDS - started)) s" >&2
+  fi
+  printf '%s\n' "$dir/$name"
+}

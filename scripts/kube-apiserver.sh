@@ -15,29 +15,9 @@ cd "$SHOAL_ROOT"
 
 cache="$(shoal_cache_dir)"
 
-# Builds `package` of the module in tools/MODULE into the cache as NAME, once per version of the module's files.
-build_tool() {
-  local module="$1" name="$2" package="$3" tool hash dir go started
-  tool="$SHOAL_ROOT/tools/$module"
-  hash="$(cat "$tool"/go.mod "$tool"/go.sum "$tool"/*.go | sha256sum | cut -c1-16)"
-  dir="$cache/kubernetes/$name-$hash"
-  if [ ! -x "$dir/$name" ]; then
-    go="$(find_go "$tool/go.mod")"
-    shoal_say "building $name ($package) with $("$go" version | cut -d' ' -f3) from the Go module proxy; the first build takes minutes" >&2
-    mkdir -p "$dir"
-    started=$SECONDS
-    # A partial file of this process's own, so runs sharing the machine never clobber each other's.
-    (cd "$tool" && CGO_ENABLED=0 GOFLAGS=-mod=readonly nice -n 10 "$go" build -trimpath -o "$dir/$name.partial.$$" "$package") ||
-      { rm -f "$dir/$name.partial.$$"; shoal_die "could not build $name (tools/$module)"; }
-    mv -f "$dir/$name.partial.$$" "$dir/$name"
-    shoal_say "built $name in $((SECONDS - started)) s" >&2
-  fi
-  printf '%s\n' "$dir/$name"
-}
-
-apiserver="$(build_tool kube-apiserver kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver)"
-kubectl="$(build_tool kube-apiserver kubectl k8s.io/kubernetes/cmd/kubectl)"
-etcd="$(build_tool etcd etcd .)"
+apiserver="$(go_build_cached tools/kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "$cache/kubernetes/kube-apiserver" kube-apiserver)"
+kubectl="$(go_build_cached tools/kube-apiserver k8s.io/kubernetes/cmd/kubectl "$cache/kubernetes/kubectl" kubectl)"
+etcd="$(go_build_cached tools/etcd . "$cache/kubernetes/etcd" etcd)"
 if [ "${1:-}" = "--prepare" ]; then
   exit 0
 fi

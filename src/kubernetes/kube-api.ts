@@ -57,6 +57,12 @@ export function loadKubeConfig(
 export const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch)
 const JSON_PATCH = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch)
 
+/** Where an object of a kind is, as the custom objects API names it. */
+function objectOf(info: KindInfo, source: KubeSource) {
+  const { namespace = '', name = '' } = source.metadata ?? {}
+  return { group: info.group, version: info.version, namespace, plural: info.plural, name }
+}
+
 /** The calls the operator makes, one place. */
 export class KubeApi {
   readonly config: KubeConfig
@@ -91,11 +97,7 @@ export class KubeApi {
     const metadata = source.metadata ?? {}
     await this.#objects.patchNamespacedCustomObject(
       {
-        group: info.group,
-        version: info.version,
-        namespace: metadata.namespace ?? '',
-        plural: info.plural,
-        name: metadata.name ?? '',
+        ...objectOf(info, source),
         body: [
           { op: 'test', path: '/metadata/resourceVersion', value: metadata.resourceVersion },
           { op: metadata.finalizers === undefined ? 'add' : 'replace', path: '/metadata/finalizers', value: finalizers }
@@ -112,18 +114,7 @@ export class KubeApi {
 
   /** Writes the status subresource (a merge patch of `status`; lists such as conditions are replaced whole). */
   async patchStatus(info: KindInfo, source: KubeSource, status: Record<string, unknown>): Promise<void> {
-    const metadata = source.metadata ?? {}
-    await this.#objects.patchNamespacedCustomObjectStatus(
-      {
-        group: info.group,
-        version: info.version,
-        namespace: metadata.namespace ?? '',
-        plural: info.plural,
-        name: metadata.name ?? '',
-        body: { status }
-      },
-      MERGE_PATCH
-    )
+    await this.#objects.patchNamespacedCustomObjectStatus({ ...objectOf(info, source), body: { status } }, MERGE_PATCH)
   }
 
   /** A Kubernetes Event on the object (`kubectl describe` shows it). */

@@ -79,6 +79,14 @@ async function read(plural: string, version: string, ns: string, name: string): 
   return (await custom.getNamespacedCustomObject({ group: GROUP, version, namespace: ns, plural, name })) as Source
 }
 
+/** A merge patch of the test's PingSource's spec, as `kubectl patch --type merge` sends it. */
+async function patchPingSource(ns: string, spec: Record<string, unknown>): Promise<void> {
+  await custom.patchNamespacedCustomObject(
+    { group: GROUP, version: 'v1', namespace: ns, plural: 'pingsources', name: 'test-ping-source', body: { spec } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch)
+  )
+}
+
 function ready(source: Source): string | undefined {
   return source.status?.conditions?.find(c => c.type === 'Ready')?.status
 }
@@ -177,17 +185,7 @@ describe('Shoal as a Kubernetes operator', { timeout: 600_000 }, () => {
     assert.equal(row['Ready'], 'True')
     assert.equal(row['Sink'], `${sinkUrl}/${ns}/event-display`)
 
-    await custom.patchNamespacedCustomObject(
-      {
-        group: GROUP,
-        version: 'v1',
-        namespace: ns,
-        plural: 'pingsources',
-        name: 'test-ping-source',
-        body: { spec: { schedule: '* * * * * *', data: '{"message": "changed"}' } }
-      },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch)
-    )
+    await patchPingSource(ns, { schedule: '* * * * * *', data: '{"message": "changed"}' })
     await eventually(() => at(path).some(a => a.data.includes('changed')), 30_000, 'a tick with the new data')
     await eventually(
       async () => (await read('pingsources', 'v1', ns, 'test-ping-source')).status?.observedGeneration === 2,
@@ -307,17 +305,7 @@ describe('Shoal as a Kubernetes operator', { timeout: 600_000 }, () => {
     const path = `/${ns}/event-display`
     await eventually(() => at(path).length > 0, 60_000, 'ticks')
     await api.restart()
-    await custom.patchNamespacedCustomObject(
-      {
-        group: GROUP,
-        version: 'v1',
-        namespace: ns,
-        plural: 'pingsources',
-        name: 'test-ping-source',
-        body: { spec: { data: '{"message": "after the restart"}' } }
-      },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch)
-    )
+    await patchPingSource(ns, { data: '{"message": "after the restart"}' })
     await eventually(() => at(path).some(a => a.data.includes('after the restart')), 60_000, 'ticks with the new data')
   })
 
@@ -408,17 +396,7 @@ describe('Shoal as a Kubernetes operator', { timeout: 600_000 }, () => {
     )
     const victim = rig.controllers.find(c => c.url === leader.url)!
     await victim.stop('SIGKILL')
-    await custom.patchNamespacedCustomObject(
-      {
-        group: GROUP,
-        version: 'v1',
-        namespace: ns,
-        plural: 'pingsources',
-        name: 'test-ping-source',
-        body: { spec: { data: '{"message": "after the failover"}' } }
-      },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch)
-    )
+    await patchPingSource(ns, { data: '{"message": "after the failover"}' })
     await eventually(() => at(path).some(a => a.data.includes('after the failover')), 90_000, 'ticks with the new data')
     await eventually(
       async () => (await read('pingsources', 'v1', ns, 'test-ping-source')).status?.observedGeneration === 2,
