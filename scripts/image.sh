@@ -154,9 +154,17 @@ if [ -f "$ca" ]; then
   ca_args=(--volume "$ca:/run/shoal-build-ca.crt:ro" --build-arg NODE_EXTRA_CA_CERTS=/run/shoal-build-ca.crt)
 fi
 
+# The image the tag named before this build: removed after it when the build made another, so rebuilds after every
+# change do not pile up (not while a working container still uses it).
+previous="$(buildah inspect --type image --format '{{.FromImageID}}' "$tag" 2>/dev/null || true)"
+
 started=$SECONDS
 shoal_say "building $tag from $base (buildah bud --isolation=chroot --layers)"
 nice -n 10 buildah bud --quiet --isolation=chroot --layers --force-rm --build-arg BASE="$base" "${ca_args[@]}" -t "$tag" . \
   >"$dir/build.log" 2>&1 ||
   { cat "$dir/build.log" >&2; shoal_die "buildah bud failed"; }
+current="$(buildah inspect --type image --format '{{.FromImageID}}' "$tag")"
+if [ -n "$previous" ] && [ "$previous" != "$current" ]; then
+  buildah rmi "$previous" >/dev/null 2>&1 || true
+fi
 shoal_say "image $tag built in $(since "$started")"
