@@ -55,7 +55,8 @@ need_tools() {
   [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo -n"
   shoal_say "installing Debian's ${missing[*]} for the image test (apt-get install ${missing[*]})"
   { DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null 2>&1 ||
-    { $sudo_cmd apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null; }; } ||
+    { $sudo_cmd apt-get update -qq &&
+      DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null; }; } ||
     shoal_die "could not install ${missing[*]}"
   shoal_say "installed ${missing[*]} in $(since "$started")"
 }
@@ -64,11 +65,16 @@ need_tools() {
 debian_rootfs() {
   local tarball="$dir/debian-$debian_suite-minbase-$rootfs_recipe.tar.gz" work started=$SECONDS
   if [ ! -f "$tarball" ]; then
-    shoal_say "making a Debian $debian_suite rootfs with debootstrap from $debian_mirror (once per machine, a few minutes)" >&2
+    shoal_say "making a Debian $debian_suite rootfs with debootstrap from $debian_mirror" \
+      "(once per machine, a minute or two)" >&2
     work="$(mktemp -d "$dir/rootfs.partial.XXXXXX")"
     nice -n 10 debootstrap --variant=minbase --include=ca-certificates "$debian_suite" "$work/rootfs" "$debian_mirror" \
       >"$work/debootstrap.log" 2>&1 ||
-      { cp "$work/debootstrap.log" "$dir/debootstrap.log"; rm -rf "$work"; shoal_die "debootstrap failed (log: $dir/debootstrap.log)"; }
+      {
+        cp "$work/debootstrap.log" "$dir/debootstrap.log"
+        rm -rf "$work"
+        shoal_die "debootstrap failed (log: $dir/debootstrap.log)"
+      }
     # What a container does not need: the packages' downloads and lists (apt-get update fetches them again), and
     # the device nodes (the runtime provides /dev).
     rm -rf "$work"/rootfs/var/cache/apt/archives/*.deb "$work"/rootfs/var/lib/apt/lists/* "$work"/rootfs/dev/*
@@ -119,7 +125,7 @@ base_image() {
       --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
       --env NODE_VERSION="$(basename "$node" .tgz | sed 's/.*-//')" \
       --cmd node \
-      --label org.opencontainers.image.description="Debian $debian_suite (debootstrap minbase) with Node.js and npm from the npm registry" \
+      --label org.opencontainers.image.description="Debian $debian_suite (debootstrap minbase), Node.js and npm" \
       "$ctr"
     buildah commit --quiet --rm "$ctr" "$name" >/dev/null
     trap - EXIT
@@ -160,8 +166,8 @@ previous="$(buildah inspect --type image --format '{{.FromImageID}}' "$tag" 2>/d
 
 started=$SECONDS
 shoal_say "building $tag from $base (buildah bud --isolation=chroot --layers)"
-nice -n 10 buildah bud --quiet --isolation=chroot --layers --force-rm --build-arg BASE="$base" "${ca_args[@]}" -t "$tag" . \
-  >"$dir/build.log" 2>&1 ||
+nice -n 10 buildah bud --quiet --isolation=chroot --layers --force-rm --build-arg BASE="$base" "${ca_args[@]}" \
+  -t "$tag" . >"$dir/build.log" 2>&1 ||
   { cat "$dir/build.log" >&2; shoal_die "buildah bud failed"; }
 current="$(buildah inspect --type image --format '{{.FromImageID}}' "$tag")"
 if [ -n "$previous" ] && [ "$previous" != "$current" ]; then
