@@ -21,6 +21,12 @@ if [ "$#" -eq 0 ] || [[ " $* " == *" test/kubernetes"* ]]; then
   bash scripts/kube-apiserver.sh --prepare || shoal_say "kube-apiserver and etcd are not built; test/kubernetes/ will fail"
 fi
 
+# The image test/image/image.test.ts runs (buildah, on a debootstrap base): the base once per machine (about a
+# minute), the image again when the sources changed (seconds with the layers cached). If it fails, that test says so.
+if [ "$#" -eq 0 ] || [[ " $* " == *" test/image"* ]]; then
+  bash scripts/image.sh --prepare || shoal_say "the image is not built; test/image/image.test.ts will fail"
+fi
+
 if [ "$#" -eq 0 ]; then
   set -- 'test/**/*.test.ts'
 fi
