@@ -24,7 +24,12 @@ export interface ApiServer {
   readonly kubeconfig: string
   /** kubectl of the same release, built beside the API server. */
   readonly kubectl: string
-  /** Stops the API server and starts it again on the same port, over the same etcd; resolves once it is ready. */
+  /**
+   * Resolves once every CRD is established and its objects answer: for a moment after a CRD is created, as after a
+   * start, the API server refuses them with 429 ("storage is (re)initializing") though /readyz says ok.
+   */
+  customResourcesServed(): Promise<void>
+  /** Stops the API server and starts it again on the same port, over the same etcd; resolves once it serves again. */
   restart(): Promise<void>
   stop(): Promise<void>
 }
@@ -111,6 +116,34 @@ async function stopChild(child: ChildProcess): Promise<void> {
   clearTimeout(timer)
 }
 
+interface CustomResourceDefinitionList {
+  readonly items: readonly {
+    readonly spec: {
+      readonly group: string
+      readonly names: { readonly plural: string }
+      readonly versions: readonly { readonly name: string; readonly storage: boolean }[]
+    }
+    readonly status?: { readonly conditions?: readonly { readonly type: string; readonly status: string }[] }
+  }[]
+}
+
+/** Whether every CRD is established and answers a list at its storage version (a refusal is thrown, to be said at a deadline). */
+async function served(url: string, token: string, dispatcher: Agent): Promise<boolean> {
+  const get = async (path: string): Promise<unknown> => {
+    const answer = await request(`${url}${path}`, { headers: { authorization: `Bearer ${token}` }, dispatcher })
+    const body = await answer.body.text()
+    if (answer.statusCode !== 200) throw new Error(`GET ${path}: ${answer.statusCode} ${body}`)
+    return JSON.parse(body)
+  }
+  const crds = (await get('/apis/apiextensions.k8s.io/v1/customresourcedefinitions')) as CustomResourceDefinitionList
+  for (const crd of crds.items) {
+    if (!crd.status?.conditions?.some(c => c.type === 'Established' && c.status === 'True')) return false
+    const version = crd.spec.versions.find(v => v.storage)?.name
+    if (version !== undefined) await get(`/apis/${crd.spec.group}/${version}/${crd.spec.names.plural}?limit=1`)
+  }
+  return true
+}
+
 /**
  * Starts etcd and kube-apiserver for one test file; `stop()` removes everything they wrote. A free port can be taken
  * by another process between being found and being bound (test files start side by side): a start that finds its
@@ -182,6 +215,16 @@ async function startOnce({
   let current = start(apiserver, args, 'kube-apiserver')
   const url = `https://127.0.0.1:${securePort}`
   let agent: Agent | undefined
+  const customResourcesServed = async () => {
+    const trusting = agent
+    if (trusting === undefined) throw new Error('the API server has not started')
+    await eventually(
+      () => served(url, adminToken, trusting),
+      30_000,
+      () => `the custom resources served at ${url}: ${current.output()}`,
+      50
+    )
+  }
   const ready = async () => {
     const caCert = await eventually(
       () => readFile(join(dir, 'certs', 'apiserver.crt'), 'utf8').catch(() => undefined),
@@ -209,6 +252,8 @@ async function startOnce({
       200
     )
     if (broken !== undefined) throw new Error(`${broken}: ${current.output()} / etcd: ${etcdProcess.output()}`)
+    // /readyz says ok before the custom resources' storage does.
+    await customResourcesServed()
     return caCert
   }
   let caCert: string
@@ -229,6 +274,7 @@ async function startOnce({
     adminToken,
     kubeconfig,
     kubectl,
+    customResourcesServed,
     async restart() {
       await stopChild(current.child)
       current = start(apiserver, args, 'kube-apiserver')

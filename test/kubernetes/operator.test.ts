@@ -313,20 +313,14 @@ describe('Shoal as a Kubernetes operator', { timeout: 600_000 }, () => {
     // A Knative Broker as the API server holds it: only its CRD, and a status the test writes.
     await apply((await manifests('deploy/kubernetes/crds/pingsources.yaml')).map(crd => addressableCrd(crd))[0]!)
     const ns = await namespace(true)
-    await eventually(
-      () =>
-        custom
-          .createNamespacedCustomObject({
-            group: 'eventing.knative.dev',
-            version: 'v1',
-            namespace: ns,
-            plural: 'brokers',
-            body: { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', metadata: { name: 'default' }, spec: {} }
-          })
-          .then(() => true),
-      30_000,
-      'the Broker CRD established'
-    )
+    await api.customResourcesServed()
+    await custom.createNamespacedCustomObject({
+      group: 'eventing.knative.dev',
+      version: 'v1',
+      namespace: ns,
+      plural: 'brokers',
+      body: { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', metadata: { name: 'default' }, spec: {} }
+    })
     const address = (path: string) =>
       custom.patchNamespacedCustomObjectStatus(
         {

@@ -58,13 +58,20 @@ export async function controllerKubeconfig(api: ApiServer): Promise<string> {
   return path
 }
 
-/** Applies the files of deploy/kubernetes named (and every CRD of deploy/kubernetes/crds) as the admin. */
+/**
+ * Applies every CRD of deploy/kubernetes/crds and, once their objects are served, the files of deploy/kubernetes named
+ * (as the admin).
+ */
 export async function applyDeploy(api: ApiServer, files: readonly string[]): Promise<void> {
   const admin = new KubeConfig()
   admin.loadFromFile(api.kubeconfig)
   const objects = KubernetesObjectApi.makeApiClient(admin)
   const crds = (await readdir(join(root, 'deploy/kubernetes/crds'))).filter(f => f.endsWith('.yaml'))
-  for (const file of [...crds.map(f => `crds/${f}`), ...files]) {
+  for (const file of crds) {
+    for (const object of await manifests(`deploy/kubernetes/crds/${file}`)) await objects.create(object)
+  }
+  await api.customResourcesServed()
+  for (const file of files) {
     for (const object of await manifests(`deploy/kubernetes/${file}`)) await objects.create(object)
   }
 }
