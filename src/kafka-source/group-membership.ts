@@ -1,6 +1,7 @@
 import type { Broker, ClusterMetadata } from '@platformatic/kafka'
 import { GROUP_REBALANCE_TIMEOUT_MS } from '../kafka/index.ts'
 import type { MemberContext } from './member-context.ts'
+import { StrandedWatch, strandedPartitions } from './stranded-partitions.ts'
 import { sleep } from './wake.ts'
 
 /** How old the client's cached metadata may be (its `metadataMaxAge` default). */
@@ -26,6 +27,10 @@ export class GroupMembership {
   #checkingPartitions = false
   #joining: Promise<void> | undefined
   #inactiveSince: number | undefined
+  /** Whether the client's last join made this member the group's leader. */
+  #leader = false
+  readonly #stranded = new StrandedWatch()
+  #checkingAssignment = false
 
   constructor(ctx: MemberContext) {
     this.#ctx = ctx
@@ -68,6 +73,56 @@ export class GroupMembership {
       this.#inactiveSince = undefined
       this.#ctx.options.log('warn', 'member outside its group; rejoining', this.#ctx.fields({}))
       void this.join()
+    }
+  }
+
+  /** A join completed (the client's `consumer:group:join` event): whether this member leads the group now. */
+  noteJoin(isLeader: boolean): void {
+    this.#leader = isLeader
+  }
+
+  /** Times this member, as leader, made the group reassign partitions it had left with nobody. */
+  get strandedRepairs(): number {
+    return this.#stranded.repairs
+  }
+
+  /**
+   * The leader's look for partitions a stable group left with nobody (see stranded-partitions.ts): `scheduled` on
+   * its regular cadence; otherwise only when a first look asked for a second. Two looks at one generation that
+   * find the same partition held by nobody make the leader rejoin, and a leader's JoinGroup always makes the
+   * coordinator rebalance: every member rejoins with what it owns, and the leader assigns the rest.
+   */
+  async checkAssignment(scheduled: boolean): Promise<void> {
+    if (!this.#leader || this.#ctx.stopping() || this.#checkingAssignment || this.#joining) return
+    if (!scheduled && !this.#stranded.confirming) return
+    this.#checkingAssignment = true
+    try {
+      const generation = this.#ctx.consumer.generationId
+      const identity = await this.identityNow()
+      // The counts the group was assigned with: partitions added since are checkPartitions' to bring in.
+      const counts =
+        this.#partitionCounts ??
+        this.#partitionCountsIn(await this.#ctx.consumer.metadata({ topics: [...this.#ctx.topics] }))
+      const view = await this.#ctx.options.committer.describe(identity.coordinator, this.#ctx.options.source.groupId)
+      if (!this.#leader || this.#ctx.stopping() || this.#ctx.consumer.generationId !== generation) return
+      const stranded = strandedPartitions(view, counts)
+      if (this.#stranded.observe(generation, stranded) !== 'repair') return
+      this.#ctx.options.log(
+        'warn',
+        'partitions held by no member of the stable group; rejoining as its leader to assign them',
+        this.#ctx.fields({ partitions: stranded, generation })
+      )
+      this.#ctx.options.observer?.onStrandedRepair?.({
+        sourceKey: this.#ctx.options.source.key,
+        partitions: stranded.length
+      })
+      await this.#ctx.consumer.joinGroup({})
+    } catch (error) {
+      if (!this.#ctx.stopping()) {
+        this.#ctx.options.log('warn', 'looking for partitions held by nobody failed', this.#ctx.fields({ error }))
+      }
+    } finally {
+      this.#checkingAssignment = false
     }
   }
 

@@ -42,6 +42,8 @@ export interface GroupMemberStatus {
   readonly commitsRefused: Readonly<Record<CommitRefusal, number>>
   /** Hand-overs by result (see `HandoverResult`). */
   readonly handovers: Readonly<Record<HandoverResult, number>>
+  /** Times this member, as the group's leader, made it reassign partitions a stable group held with nobody. */
+  readonly strandedRepairs: number
 }
 
 /** An owned partition's status now. */

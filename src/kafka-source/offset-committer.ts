@@ -1,7 +1,15 @@
-import { ConnectionPool, leaveGroupV5, offsetCommitV8, offsetFetchV8 } from '@platformatic/kafka'
+import {
+  ConnectionPool,
+  decodeConsumerProtocolAssignment,
+  describeGroupsV5,
+  leaveGroupV5,
+  offsetCommitV8,
+  offsetFetchV8
+} from '@platformatic/kafka'
 import type { Broker } from '@platformatic/kafka'
 import { kafkaSecurityOptions } from '../kafka/index.ts'
 import type { KafkaClientSecurity } from '../kafka/index.ts'
+import type { GroupAssignmentView } from './stranded-partitions.ts'
 
 /** Who commits: a group member's identity in its current generation. */
 export interface CommitIdentity {
@@ -101,6 +109,25 @@ export class OffsetCommitter {
       }
     }
     return result
+  }
+
+  /** The group's state and what the coordinator assigned each member (DescribeGroups). */
+  async describe(coordinator: Broker, groupId: string): Promise<GroupAssignmentView> {
+    const connection = await this.#pool.get(coordinator)
+    const response = await describeGroupsV5.api.async(connection, [groupId], false)
+    const group = response.groups.find(g => g.groupId === groupId)
+    if (group === undefined) throw new Error(`DescribeGroups did not answer for ${groupId}`)
+    if (group.errorCode !== 0)
+      throw new Error(`DescribeGroups for ${groupId} failed with error code ${group.errorCode}`)
+    return {
+      state: group.groupState,
+      members: group.members.map(m => ({
+        assigned: decodeConsumerProtocolAssignment(m.memberAssignment).assignedPartitions.map(a => ({
+          topic: a.topic,
+          partitions: a.partitions
+        }))
+      }))
+    }
   }
 
   /**

@@ -107,8 +107,9 @@ export class SourceMember {
     this.#handOvers = new HandOvers(ctx, this.#commits)
     this.#positions = new StartPositions(ctx, this.#membership, this.#commits, this.#handOvers)
     this.#fetcher = new PartitionFetcher(ctx, this.#membership, this.#positions, this.#window)
-    this.#consumer.on('consumer:group:join', () => {
+    this.#consumer.on('consumer:group:join', (joined: { readonly isLeader?: boolean }) => {
       this.#joins++
+      this.#membership.noteJoin(joined.isLeader === true)
       this.#reconcile()
     })
     this.#consumer.on('consumer:group:rebalance', () => {
@@ -143,6 +144,7 @@ export class SourceMember {
       outcomes: this.#window.outcomes(),
       deliverErrors: this.#window.deliverErrors,
       commitsRefused: this.#commits.commitsRefused(),
+      strandedRepairs: this.#membership.strandedRepairs,
       handovers: this.#handOvers.counts()
     }
   }
@@ -211,7 +213,9 @@ export class SourceMember {
     let ticks = 0
     this.#commitTimer = setInterval(() => {
       this.#commits.requestCommit()
-      if (watching && ++ticks % PARTITION_CHECK_TICKS === 0) void this.#membership.checkPartitions()
+      const due = ++ticks % PARTITION_CHECK_TICKS === 0
+      if (watching && due) void this.#membership.checkPartitions()
+      void this.#membership.checkAssignment(due)
     }, COMMIT_INTERVAL_MS)
     this.#commitTimer.unref()
     await this.#fetchLoop()

@@ -95,6 +95,8 @@ export interface SourceObserver {
   }): void
   onHandover?(info: { readonly sourceKey: string; readonly result: HandoverResult }): void
   onSkipped?(info: { readonly sourceKey: string; readonly records: number }): void
+  /** The group's leader found partitions a stable group held with nobody and rejoined to have them assigned. */
+  onStrandedRepair?(info: { readonly sourceKey: string; readonly partitions: number }): void
 }
 
 /**

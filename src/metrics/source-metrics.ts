@@ -65,6 +65,7 @@ export class SourceMetrics implements DeliveryObserver, SourceObserver {
   readonly #partitionLag: Gauge<SourceLabel | 'topic' | 'partition'>
   readonly #sources: Gauge<'labelled'>
   readonly #commitsRefused: Counter<'reason'>
+  readonly #strandedRepairs: Counter
   readonly #handovers: Counter<'result'>
   readonly #skipped: Counter
   /** Labelled source key → its labels. */
@@ -161,6 +162,11 @@ export class SourceMetrics implements DeliveryObserver, SourceObserver {
       help: "Records a KafkaSource member fetched and did not deliver because a former owner's commit named them handled (delivered before a rebalance, past a record that held the commit back).",
       registers
     })
+    this.#strandedRepairs = new Counter({
+      name: 'shoal_source_stranded_repairs_total',
+      help: "Rebalances a KafkaSource group's leader started because partitions of its stable group were held by no member (a cooperative move cut short between its two rounds).",
+      registers
+    })
     this.#sources = new Gauge({
       name: 'shoal_dispatcher_sources',
       help: 'Sources this dispatcher has metrics for, by whether they have a source label of their own.',
@@ -179,6 +185,10 @@ export class SourceMetrics implements DeliveryObserver, SourceObserver {
 
   onSkipped(info: { readonly records: number }): void {
     this.#skipped.inc(info.records)
+  }
+
+  onStrandedRepair(): void {
+    this.#strandedRepairs.inc()
   }
 
   onAttempt(info: AttemptInfo): void {
