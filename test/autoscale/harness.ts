@@ -23,7 +23,11 @@ export interface CountingSink {
   close(): Promise<void>
 }
 
-export async function countingSink(): Promise<CountingSink> {
+/**
+ * A sink that counts deliveries by ce-id; `byPath`: by `<request path>|<ce-id>`, for several sources posting to
+ * paths of one sink (a delivery is then a source's record).
+ */
+export async function countingSink(options: { readonly byPath?: boolean } = {}): Promise<CountingSink> {
   const seen = new Map<string, number>()
   const order: string[] = []
   let status = 202
@@ -31,7 +35,7 @@ export async function countingSink(): Promise<CountingSink> {
     req.resume()
     req.on('end', () => {
       if (status < 300) {
-        const id = String(req.headers['ce-id'])
+        const id = options.byPath ? `${req.url}|${String(req.headers['ce-id'])}` : String(req.headers['ce-id'])
         seen.set(id, (seen.get(id) ?? 0) + 1)
         order.push(id)
       }

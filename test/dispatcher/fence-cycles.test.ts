@@ -1,7 +1,4 @@
 import assert from 'node:assert/strict'
-import { once } from 'node:events'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
 import { ensureTopics } from '../../src/kafka/index.ts'
 import { startControllerProcess } from '../helpers/controllers.ts'
@@ -11,7 +8,7 @@ import { brokers, uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
 import { startDispatcherProcess } from '../helpers/dispatchers.ts'
 import type { DispatcherProcess } from '../helpers/dispatchers.ts'
-import { KS, RecordingProducer, condition, kafkaSource, sourceAt } from '../autoscale/harness.ts'
+import { KS, RecordingProducer, countingSink, condition, kafkaSource, sourceAt } from '../autoscale/harness.ts'
 
 const LIVENESS = ['--liveness-timeout', '3s']
 const SOURCES = 10
@@ -30,18 +27,9 @@ describe('dispatchers fenced and unfenced again and again', () => {
     const prefix = uniqueName('fence-cycles')
     const topic = `${prefix}-topic`
     await ensureTopics({ brokers: brokers(), clientId: prefix }, [{ name: topic, partitions: PARTITIONS, configs: {} }])
-    const seen = new Map<string, number>()
-    const sink = createServer((req, res) => {
-      req.resume()
-      req.on('end', () => {
-        const id = `${req.url}|${String(req.headers['ce-id'])}`
-        seen.set(id, (seen.get(id) ?? 0) + 1)
-        res.writeHead(202).end()
-      })
-    })
-    sink.listen(0, '127.0.0.1')
-    await once(sink, 'listening')
-    const sinkUrl = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`
+    const sink = await countingSink({ byPath: true })
+    const seen = sink.seen
+    const sinkUrl = sink.url.slice(0, -1)
     const producer = new RecordingProducer()
     let controller: ControllerProcess | undefined
     const dispatchers: DispatcherProcess[] = []
@@ -111,8 +99,7 @@ describe('dispatchers fenced and unfenced again and again', () => {
       await producer.close()
       await controller?.stop()
       await Promise.all(dispatchers.map(d => d.stop()))
-      sink.closeAllConnections()
-      sink.close()
+      await sink.close()
     }
   })
 })
