@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events'
 import { performance } from 'node:perf_hooks'
-import { Producer } from '@platformatic/kafka'
+import { KafkaProducer } from '../kafka/index.ts'
 import type { KafkaConnection } from '../kafka/index.ts'
 import { encodeValue, schemaHeaders } from '../store/index.ts'
 import type { MemberRecord } from '../store/index.ts'
@@ -37,7 +37,7 @@ const ALL_IN_SYNC = -1
 export class Heartbeater extends EventEmitter<{ stale: []; fresh: []; missed: [unknown] }> {
   readonly #options: HeartbeaterOptions
   readonly #clock: () => number
-  #producer: Producer
+  #producer: KafkaProducer
   /** Producers made so far: each new one starts its bootstrap list one broker further on. */
   #renewals = 0
   #failures = 0
@@ -169,14 +169,14 @@ export class Heartbeater extends EventEmitter<{ stale: []; fresh: []; missed: [u
     this.emit(stale ? 'stale' : 'fresh')
   }
 
-  #newProducer(): Producer {
+  #newProducer(): KafkaProducer {
     const timeout = this.#options.intervalMs
     // The client asks its first bootstrap broker for metadata first, and with retries 0 never another: a broker
     // that black-holes (a zone cut off, not refusing) would make every renewed producer miss every heartbeat.
     // Each renewal starts one broker further on, so the next producer asks a broker that may answer.
     const brokers = this.#options.connection.brokers
     const start = this.#renewals++ % brokers.length
-    return new Producer({
+    return new KafkaProducer({
       clientId: `${this.#options.connection.clientId}-heartbeat`,
       bootstrapBrokers: [...brokers.slice(start), ...brokers.slice(0, start)],
       acks: ALL_IN_SYNC,

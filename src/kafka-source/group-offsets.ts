@@ -1,6 +1,6 @@
-import { Admin } from '@platformatic/kafka'
+import { KafkaAdmin } from '../kafka/index.ts'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
-import { IsolationLevels, kafkaErrorMessage, kafkaSecurityOptions } from '../kafka/index.ts'
+import { IsolationLevels, kafkaClientOptions, kafkaErrorMessage, kafkaSecurityOptions } from '../kafka/index.ts'
 import { LagReader } from '../lag/index.ts'
 import type { LagQuery, PartitionLag } from '../lag/index.ts'
 
@@ -48,9 +48,8 @@ export async function readOffsets(query: LagQuery): Promise<OffsetsView> {
  * for a paused source whose members have left; a group with members is refused with a message saying so.
  */
 export async function resetOffsets(query: LagQuery, target: ResetTarget): Promise<OffsetsView> {
-  const admin = new Admin({
-    clientId: 'shoal-offsets-reset',
-    bootstrapBrokers: [...query.brokers],
+  const admin = new KafkaAdmin({
+    ...kafkaClientOptions('shoal-offsets-reset', query.brokers, 'request'),
     ...kafkaSecurityOptions(query.security),
     retries: 2,
     retryDelay: 200

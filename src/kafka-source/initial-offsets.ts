@@ -1,6 +1,6 @@
-import { Admin } from '@platformatic/kafka'
+import { KafkaAdmin } from '../kafka/index.ts'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
-import { IsolationLevels, kafkaSecurityOptions } from '../kafka/index.ts'
+import { IsolationLevels, kafkaClientOptions, kafkaSecurityOptions } from '../kafka/index.ts'
 import type { KafkaClientSecurity } from '../kafka/index.ts'
 import type { PartitionOffset } from './offset-committer.ts'
 import type { InitialOffset } from './types.ts'
@@ -34,9 +34,8 @@ export interface InitialOffsetsResult {
  * a partition with an offset is never moved. Throws a retriable SHOAL_KAFKA error when a topic does not exist.
  */
 export async function commitInitialOffsets(options: CommitInitialOffsetsOptions): Promise<InitialOffsetsResult> {
-  const admin = new Admin({
-    clientId: options.clientId ?? `shoal-initial-offsets`,
-    bootstrapBrokers: [...options.brokers],
+  const admin = new KafkaAdmin({
+    ...kafkaClientOptions(options.clientId ?? `shoal-initial-offsets`, options.brokers, 'request'),
     ...kafkaSecurityOptions(options.security),
     retries: 3,
     retryDelay: 250
@@ -113,7 +112,7 @@ export async function commitInitialOffsets(options: CommitInitialOffsetsOptions)
   }
 }
 
-async function hasMembers(admin: Admin, groupId: string): Promise<boolean> {
+async function hasMembers(admin: KafkaAdmin, groupId: string): Promise<boolean> {
   const groups = await admin.describeGroups({ groups: [groupId] }).catch(() => undefined)
   return (groups?.get(groupId)?.members.size ?? 0) > 0
 }

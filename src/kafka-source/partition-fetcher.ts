@@ -1,6 +1,12 @@
 import { ConnectionPool } from '@platformatic/kafka'
 import type { ClusterMetadata, fetchV17 } from '@platformatic/kafka'
-import { IsolationLevels, fetchOrder, fetchResponseOf, kafkaSecurityOptions } from '../kafka/index.ts'
+import {
+  IsolationLevels,
+  fetchOrder,
+  fetchResponseOf,
+  kafkaConnectionTimeouts,
+  kafkaSecurityOptions
+} from '../kafka/index.ts'
 import {
   FETCH_MAX_BYTES,
   FETCH_MAX_WAIT_MS,
@@ -41,7 +47,10 @@ export class PartitionFetcher {
     this.#membership = membership
     this.#positions = positions
     this.#window = window
-    this.#fetchPool = new ConnectionPool(`${ctx.options.clientId}-fetch`, kafkaSecurityOptions(ctx.options.security))
+    this.#fetchPool = new ConnectionPool(`${ctx.options.clientId}-fetch`, {
+      ...kafkaSecurityOptions(ctx.options.security),
+      ...kafkaConnectionTimeouts('fetch')
+    })
   }
 
   /** The next round asks for fresh metadata (a fetch failed, or a leader is unknown). */

@@ -1,9 +1,10 @@
-import { Consumer } from '@platformatic/kafka'
+import { KafkaConsumer } from '../kafka/index.ts'
 import {
   GROUP_HEARTBEAT_INTERVAL_MS,
   GROUP_REBALANCE_TIMEOUT_MS,
   GROUP_SESSION_TIMEOUT_MS,
   IsolationLevels,
+  kafkaClientOptions,
   kafkaSecurityOptions
 } from '../kafka/index.ts'
 import { balancedCooperativeAssigner } from './assignor.ts'
@@ -51,7 +52,7 @@ export interface MemberCloseOptions {
  */
 export class SourceMember {
   readonly #options: SourceMemberOptions
-  readonly #consumer: Consumer
+  readonly #consumer: KafkaConsumer
   readonly #runs = new Map<string, PartitionRun>()
   readonly #wake = new Wake()
   readonly #abort = new AbortController()
@@ -74,9 +75,8 @@ export class SourceMember {
   constructor(options: SourceMemberOptions) {
     this.#options = options
     this.#topics = new Set(options.source.topics)
-    this.#consumer = new Consumer({
-      clientId: options.clientId,
-      bootstrapBrokers: [...options.brokers],
+    this.#consumer = new KafkaConsumer({
+      ...kafkaClientOptions(options.clientId, options.brokers, 'group'),
       ...kafkaSecurityOptions(options.security),
       groupId: options.source.groupId,
       groupInstanceId: options.groupInstanceId,

@@ -1,3 +1,4 @@
+export { KafkaAdmin, KafkaConsumer, KafkaProducer, brokerHealth } from './clients.ts'
 export { LogTailer } from './log-tailer.ts'
 export { fetchOrder, readCommitted } from './read-committed.ts'
 export { fetchResponseOf } from './fetch-response.ts'
@@ -14,9 +15,12 @@ export {
   GROUP_REBALANCE_TIMEOUT_MS,
   GROUP_SESSION_TIMEOUT_MS,
   IsolationLevels,
+  KafkaTimeouts,
+  kafkaClientOptions,
+  kafkaConnectionTimeouts,
   parseBootstrap
 } from './client-options.ts'
-export type { KafkaConnection } from './client-options.ts'
+export type { KafkaClientKind, KafkaConnection } from './client-options.ts'
 export { ensureTopics } from './topics.ts'
 export type { TopicSpec } from './topics.ts'
 export { topicPartitions } from './topic-partitions.ts'

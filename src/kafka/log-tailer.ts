@@ -1,6 +1,6 @@
-import { Consumer } from '@platformatic/kafka'
+import { KafkaConsumer } from './clients.ts'
 import type { ClusterMetadata } from '@platformatic/kafka'
-import { IsolationLevels } from './client-options.ts'
+import { IsolationLevels, kafkaClientOptions } from './client-options.ts'
 import type { KafkaConnection } from './client-options.ts'
 import { fetchResponseOf } from './fetch-response.ts'
 import { fetchOrder, readCommitted } from './read-committed.ts'
@@ -59,12 +59,12 @@ interface PartitionState {
  */
 export class LogTailer {
   readonly #options: LogTailerOptions
-  readonly #consumer: Consumer
+  readonly #consumer: KafkaConsumer
   /**
    * Asks for last stable offsets on its own connection: a broker answers the requests of one connection in
    * order, so behind a long-polling fetch a ListOffsets would wait out the fetch's maxWait.
    */
-  readonly #offsets: Consumer
+  readonly #offsets: KafkaConsumer
   readonly #partitions = new Map<string, PartitionState>()
   #metadata: ClusterMetadata | undefined
   #running = false
@@ -75,16 +75,14 @@ export class LogTailer {
 
   constructor(options: LogTailerOptions) {
     this.#options = options
-    this.#consumer = new Consumer({
-      clientId: `${options.connection.clientId}-tailer`,
-      bootstrapBrokers: [...options.connection.brokers],
+    this.#consumer = new KafkaConsumer({
+      ...kafkaClientOptions(`${options.connection.clientId}-tailer`, options.connection.brokers, 'fetch'),
       groupId: `${options.connection.clientId}-tailer-unused`,
       retries: 3,
       retryDelay: 250
     })
-    this.#offsets = new Consumer({
-      clientId: `${options.connection.clientId}-tailer-offsets`,
-      bootstrapBrokers: [...options.connection.brokers],
+    this.#offsets = new KafkaConsumer({
+      ...kafkaClientOptions(`${options.connection.clientId}-tailer-offsets`, options.connection.brokers, 'fetch'),
       groupId: `${options.connection.clientId}-tailer-unused`,
       retries: 3,
       retryDelay: 250

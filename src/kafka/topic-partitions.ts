@@ -1,4 +1,5 @@
-import { Admin } from '@platformatic/kafka'
+import { KafkaAdmin } from './clients.ts'
+import { kafkaClientOptions } from './client-options.ts'
 import type { KafkaConnection } from './client-options.ts'
 import { kafkaSecurityOptions } from './client-security.ts'
 import type { KafkaClientSecurity } from './client-security.ts'
@@ -13,9 +14,8 @@ export async function topicPartitions(
   topics: readonly string[],
   security?: KafkaClientSecurity
 ): Promise<Map<string, number>> {
-  const admin = new Admin({
-    clientId: `${connection.clientId}-admin`,
-    bootstrapBrokers: [...connection.brokers],
+  const admin = new KafkaAdmin({
+    ...kafkaClientOptions(`${connection.clientId}-admin`, connection.brokers, 'request'),
     ...kafkaSecurityOptions(security),
     retries: 5,
     retryDelay: 300

@@ -1,4 +1,5 @@
-import { Admin } from '@platformatic/kafka'
+import { KafkaAdmin } from './clients.ts'
+import { kafkaClientOptions } from './client-options.ts'
 import type { KafkaConnection } from './client-options.ts'
 
 export interface TopicSpec {
@@ -13,9 +14,8 @@ export interface TopicSpec {
  * those that exist have the partition count Shoal needs: a bucket count cannot change after creation.
  */
 export async function ensureTopics(connection: KafkaConnection, specs: readonly TopicSpec[]): Promise<void> {
-  const admin = new Admin({
-    clientId: `${connection.clientId}-admin`,
-    bootstrapBrokers: [...connection.brokers],
+  const admin = new KafkaAdmin({
+    ...kafkaClientOptions(`${connection.clientId}-admin`, connection.brokers, 'request'),
     retries: 5,
     retryDelay: 300
   })

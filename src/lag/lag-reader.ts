@@ -1,5 +1,11 @@
-import { Admin } from '@platformatic/kafka'
-import { IsolationLevels, clusterKey, kafkaErrorMessage, kafkaSecurityOptions } from '../kafka/index.ts'
+import { KafkaAdmin } from '../kafka/index.ts'
+import {
+  IsolationLevels,
+  clusterKey,
+  kafkaClientOptions,
+  kafkaErrorMessage,
+  kafkaSecurityOptions
+} from '../kafka/index.ts'
 import type { KafkaClientSecurity } from '../kafka/index.ts'
 import { lagBetween } from './lag.ts'
 
@@ -55,7 +61,7 @@ const EARLIEST = -2n
  */
 export class LagReader {
   readonly #clientId: string
-  readonly #admins = new Map<string, Admin>()
+  readonly #admins = new Map<string, KafkaAdmin>()
 
   constructor(clientId = 'shoal-lag-reader') {
     this.#clientId = clientId
@@ -160,7 +166,7 @@ export class LagReader {
   }
 
   async #offsets(
-    admin: Admin,
+    admin: KafkaAdmin,
     topics: readonly string[],
     partitionsOf: (topic: string) => number[],
     timestamp: bigint
@@ -179,17 +185,14 @@ export class LagReader {
   }
 
   /** The client of `cluster` (a clusterKey), made from the brokers and security of a query of it. */
-  #admin(cluster: string, query: LagQuery): Admin {
+  #admin(cluster: string, query: LagQuery): KafkaAdmin {
     let admin = this.#admins.get(cluster)
     if (!admin) {
-      admin = new Admin({
-        clientId: this.#clientId,
-        bootstrapBrokers: [...query.brokers],
+      admin = new KafkaAdmin({
+        ...kafkaClientOptions(this.#clientId, query.brokers, 'request'),
         ...kafkaSecurityOptions(query.security),
         retries: 1,
-        retryDelay: 200,
-        timeout: 5_000,
-        requestTimeout: 5_000
+        retryDelay: 200
       })
       this.#admins.set(cluster, admin)
     }

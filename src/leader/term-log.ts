@@ -1,5 +1,5 @@
-import { Producer } from '@platformatic/kafka'
-import { LogTailer } from '../kafka/index.ts'
+import { KafkaProducer } from '../kafka/index.ts'
+import { LogTailer, kafkaClientOptions } from '../kafka/index.ts'
 import type { KafkaConnection } from '../kafka/index.ts'
 import { appendInTransaction, contractPartitionOf, decodeValue } from '../store/index.ts'
 import type { ContractRecord, LogAppend, PlacementsRecord, ResourceStore } from '../store/index.ts'
@@ -19,7 +19,7 @@ export class TermLog {
    */
   readonly withdrawn = new Map<string, { readonly dispatcher: string; readonly offset: bigint }>()
   readonly #store: ResourceStore
-  readonly #producer: Producer
+  readonly #producer: KafkaProducer
   readonly #tailer: LogTailer
   #epoch = 0
   #opened = false
@@ -31,9 +31,8 @@ export class TermLog {
   constructor(connection: KafkaConnection, store: ResourceStore, onSuperseded?: (epoch: number) => void) {
     this.#store = store
     const names = store.names
-    this.#producer = new Producer({
-      clientId: `${connection.clientId}-scheduler`,
-      bootstrapBrokers: [...connection.brokers],
+    this.#producer = new KafkaProducer({
+      ...kafkaClientOptions(`${connection.clientId}-scheduler`, connection.brokers, 'request'),
       transactionalId: names.schedulerTransactionalId,
       idempotent: true,
       acks: -1,

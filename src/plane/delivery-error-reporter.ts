@@ -1,6 +1,6 @@
-import { Producer } from '@platformatic/kafka'
+import { KafkaProducer } from '../kafka/index.ts'
 import type { AttemptInfo, DeliveryObserver, OutcomeInfo, RetryInfo } from '../delivery/index.ts'
-import { ensureTopics } from '../kafka/index.ts'
+import { ensureTopics, kafkaClientOptions } from '../kafka/index.ts'
 import type { KafkaConnection } from '../kafka/index.ts'
 import { encodeValue, schemaHeaders, storeNames } from '../store/index.ts'
 import type { DeliveryErrorRecord } from '../store/index.ts'
@@ -22,7 +22,7 @@ export class DeliveryErrorReporter implements DeliveryObserver {
   readonly #next: DeliveryObserver | undefined
   readonly #pending = new Map<string, DeliveryErrorRecord>()
   readonly #written = new Map<string, { message: string; at: number }>()
-  #producer: Producer | undefined
+  #producer: KafkaProducer | undefined
   #timer: NodeJS.Timeout | undefined
   #flushing: Promise<void> = Promise.resolve()
 
@@ -43,9 +43,8 @@ export class DeliveryErrorReporter implements DeliveryObserver {
     await ensureTopics(this.#connection, [
       { name: this.#topic, partitions: 1, configs: { 'cleanup.policy': 'compact' } }
     ])
-    this.#producer = new Producer({
-      clientId: `${this.#connection.clientId}-delivery-errors`,
-      bootstrapBrokers: [...this.#connection.brokers],
+    this.#producer = new KafkaProducer({
+      ...kafkaClientOptions(`${this.#connection.clientId}-delivery-errors`, this.#connection.brokers, 'request'),
       retries: 1
     })
     this.#timer = setInterval(() => {

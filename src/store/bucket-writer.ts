@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
-import { Producer } from '@platformatic/kafka'
+import { KafkaProducer } from '../kafka/index.ts'
 import { withStoredDefaults } from '../api/index.ts'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
+import { kafkaClientOptions } from '../kafka/index.ts'
 import type { KafkaConnection, LogTailer } from '../kafka/index.ts'
 import { appendInTransaction } from './append.ts'
 import { encodeValue } from './codec.ts'
@@ -69,7 +70,7 @@ type Plan =
 export class BucketWriter {
   readonly bucket: number
   readonly #options: BucketWriterOptions
-  readonly #producer: Producer
+  readonly #producer: KafkaProducer
   readonly #waiting: Queued[] = []
   #draining = false
   #drained: Promise<void> = Promise.resolve()
@@ -79,9 +80,12 @@ export class BucketWriter {
   constructor(options: BucketWriterOptions) {
     this.bucket = options.bucket
     this.#options = options
-    this.#producer = new Producer({
-      clientId: `${options.connection.clientId}-bucket-${options.bucket}`,
-      bootstrapBrokers: [...options.connection.brokers],
+    this.#producer = new KafkaProducer({
+      ...kafkaClientOptions(
+        `${options.connection.clientId}-bucket-${options.bucket}`,
+        options.connection.brokers,
+        'request'
+      ),
       transactionalId: options.names.bucketTransactionalId(options.bucket),
       idempotent: true,
       acks: -1,

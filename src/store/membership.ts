@@ -1,6 +1,11 @@
 import { EventEmitter } from 'node:events'
-import { Consumer } from '@platformatic/kafka'
-import { GROUP_HEARTBEAT_INTERVAL_MS, GROUP_REBALANCE_TIMEOUT_MS, GROUP_SESSION_TIMEOUT_MS } from '../kafka/index.ts'
+import { KafkaConsumer } from '../kafka/index.ts'
+import {
+  GROUP_HEARTBEAT_INTERVAL_MS,
+  GROUP_REBALANCE_TIMEOUT_MS,
+  GROUP_SESSION_TIMEOUT_MS,
+  kafkaClientOptions
+} from '../kafka/index.ts'
 import type { KafkaConnection } from '../kafka/index.ts'
 import type { StoreNames } from './names.ts'
 
@@ -22,16 +27,15 @@ export interface MembershipOptions {
  * (the tailer reads every partition for every replica).
  */
 export class Membership extends EventEmitter<{ assignment: [Assignment]; error: [unknown] }> {
-  readonly #consumer: Consumer
+  readonly #consumer: KafkaConsumer
   readonly #options: MembershipOptions
   #current: Assignment = { generation: -1, buckets: [] }
 
   constructor(options: MembershipOptions) {
     super()
     this.#options = options
-    this.#consumer = new Consumer({
-      clientId: `${options.connection.clientId}-member`,
-      bootstrapBrokers: [...options.connection.brokers],
+    this.#consumer = new KafkaConsumer({
+      ...kafkaClientOptions(`${options.connection.clientId}-member`, options.connection.brokers, 'group'),
       groupId: options.names.controllersGroup,
       sessionTimeout: options.sessionTimeoutMs ?? GROUP_SESSION_TIMEOUT_MS,
       heartbeatInterval: GROUP_HEARTBEAT_INTERVAL_MS,

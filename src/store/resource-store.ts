@@ -1,6 +1,6 @@
-import { Producer } from '@platformatic/kafka'
+import { KafkaProducer } from '../kafka/index.ts'
 import { ErrorCodes, ShoalError, isShoalError } from '../errors/index.ts'
-import { LogTailer, ensureTopics } from '../kafka/index.ts'
+import { LogTailer, ensureTopics, kafkaClientOptions } from '../kafka/index.ts'
 import type { KafkaConnection, LogRecord } from '../kafka/index.ts'
 import { bucketOf } from './bucket-of.ts'
 import { BucketWriter } from './bucket-writer.ts'
@@ -66,7 +66,7 @@ export class ResourceStore {
   readonly #tailer: LogTailer
   readonly #membership: Membership
   readonly #writers = new Map<number, BucketWriter>()
-  readonly #announcer: Producer
+  readonly #announcer: KafkaProducer
   #assignment: Assignment = { generation: -1, buckets: [] }
   readonly #assignmentListeners = new Set<(assignment: Assignment) => void>()
   #closed = false
@@ -105,9 +105,8 @@ export class ResourceStore {
     })
     this.#membership.on('assignment', assignment => this.#onAssignment(assignment))
     this.#membership.on('error', error => log('warn', 'controller group error', { error: String(error) }))
-    this.#announcer = new Producer({
-      clientId: `${options.connection.clientId}-announcer`,
-      bootstrapBrokers: [...options.connection.brokers],
+    this.#announcer = new KafkaProducer({
+      ...kafkaClientOptions(`${options.connection.clientId}-announcer`, options.connection.brokers, 'request'),
       acks: -1,
       retries: 5,
       retryDelay: 200

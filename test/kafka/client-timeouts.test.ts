@@ -1,0 +1,96 @@
+// Shoal's Kafka clients against brokers that answer nothing (a zone lost or cut off: no refusal, no reset). With the
+// client's defaults a request on such a connection waited 30 s, and metadata was asked of the bootstrap brokers in
+// the order given, so a lost first broker cost every client half a minute per refresh (docs/faults.md, the lab's
+// broker-zone-loss of zone a: 97 s). Each test lists two silent brokers before the real one and waits less than
+// one default request timeout: it fails with the client's defaults (docs/kafka.md, "Client timeouts").
+import assert from 'node:assert/strict'
+import { once } from 'node:events'
+import { createServer } from 'node:net'
+import type { AddressInfo, Server, Socket } from 'node:net'
+import { after, before, describe, it } from 'node:test'
+import { Producer } from '@platformatic/kafka'
+import { LogTailer, kafkaClientOptions, topicPartitions } from '../../src/kafka/index.ts'
+import type { KafkaConnection } from '../../src/kafka/index.ts'
+import { brokers, createTopic, uniqueName } from '../helpers/kafka.ts'
+import { eventually } from '../helpers/wait.ts'
+
+/** The client library's own request timeout, which these tests must beat. */
+const LIBRARY_REQUEST_TIMEOUT_MS = 30_000
+
+describe('Kafka clients whose first brokers answer nothing', () => {
+  // Each accepts connections and reads every request, answering none.
+  const sockets = new Set<Socket>()
+  const silent: Server[] = [0, 1].map(() =>
+    createServer(socket => {
+      sockets.add(socket)
+      socket.on('data', () => {})
+      socket.on('close', () => sockets.delete(socket))
+    })
+  )
+  /** Connections the clients opened to the silent brokers and then gave up on. */
+  let abandoned = 0
+  let connection: KafkaConnection
+
+  before(async () => {
+    for (const server of silent) {
+      server.on('connection', socket => socket.on('close', () => abandoned++))
+      server.listen(0, '127.0.0.1')
+      await once(server, 'listening')
+    }
+    const silentAddresses = silent.map(s => `127.0.0.1:${(s.address() as AddressInfo).port}`)
+    connection = { brokers: [...silentAddresses, ...brokers()], clientId: uniqueName('silent') }
+  })
+  after(() => {
+    for (const socket of sockets) socket.destroy()
+    for (const server of silent) server.close()
+  })
+
+  it('an admin request gets its answer from the live broker', async () => {
+    const topic = uniqueName('silent-admin')
+    await createTopic(topic, { partitions: 3 })
+    const started = Date.now()
+    const counts = await withDeadline(topicPartitions(connection, [topic]), 'topicPartitions')
+    assert.equal(counts.get(topic), 3)
+    process.stdout.write(`# admin answered after ${Date.now() - started} ms, ${abandoned} silent connections dropped\n`)
+  })
+
+  it('a log tailer reads records written after it started', async () => {
+    const topic = uniqueName('silent-tailer')
+    await createTopic(topic)
+    const seen: string[] = []
+    const tailer = new LogTailer({
+      connection,
+      topics: [topic],
+      onRecord: record => seen.push(record.value?.toString() ?? '')
+    })
+    const producer = new Producer({ ...kafkaClientOptions('test-silent-producer', brokers(), 'request') })
+    try {
+      await withDeadline(tailer.start(), 'tailer start')
+      await producer.send({ messages: [{ topic, value: Buffer.from('after-start') }] })
+      await eventually(
+        async () => (seen.includes('after-start') ? true : undefined),
+        LIBRARY_REQUEST_TIMEOUT_MS - 5_000,
+        'the record read'
+      )
+    } finally {
+      await producer.close()
+      await tailer.close()
+    }
+  })
+})
+
+/** The promise's value, or a failure once one library request timeout has nearly passed. */
+async function withDeadline<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`${what}: no answer within ${LIBRARY_REQUEST_TIMEOUT_MS - 5_000} ms`)),
+      LIBRARY_REQUEST_TIMEOUT_MS - 5_000
+    )
+  })
+  try {
+    return await Promise.race([promise, deadline])
+  } finally {
+    clearTimeout(timer)
+  }
+}
