@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks'
 import { EventEmitter } from 'node:events'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
-import { LogTailer } from '../kafka/index.ts'
+import { LogTailer, readBrokerSettings, unsafeBrokerSettings } from '../kafka/index.ts'
 import type { KafkaConnection, LogRecord } from '../kafka/index.ts'
 import { DEFAULT_BUCKETS, decodeValue, ordinalOf, storeNames } from '../store/index.ts'
 import type { ContractRecord, MemberRecord, StoreNames } from '../store/index.ts'
@@ -245,10 +245,23 @@ class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispat
     this.#soon.unref()
   }
 
+  /** Warns, once at start, of broker settings that would let a broker's death fence healthy dispatchers. */
+  async #checkBrokerSettings(): Promise<void> {
+    try {
+      const settings = await readBrokerSettings(this.#connection)
+      for (const unsafe of unsafeBrokerSettings(settings, fenceAfterOf(this.#livenessTimeoutMs))) {
+        this.#log('warn', `broker ${unsafe.broker}: ${unsafe.name}=${unsafe.value} is unsafe: ${unsafe.problem}`)
+      }
+    } catch (error) {
+      this.#log('info', 'could not read the brokers’ settings to check them', { error: String(error) })
+    }
+  }
+
   async start(): Promise<void> {
     const signal = AbortSignal.any([this.#closing.signal, ...(this.#options.signal ? [this.#options.signal] : [])])
     await ensureDispatcherTopics(this.#connection, this.#names, this.#options.buckets ?? DEFAULT_BUCKETS)
     signal.throwIfAborted()
+    void this.#checkBrokerSettings()
     // Read every heartbeat so far: the next incarnation is above the highest this id ever had.
     await this.#members.start()
     await this.#members.barrier([{ topic: this.#names.membersTopic }])

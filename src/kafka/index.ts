@@ -32,3 +32,5 @@ export {
   securityFingerprint
 } from './client-security.ts'
 export type { KafkaClientSecurity, KafkaSecurityOptions, SaslMechanism } from './client-security.ts'
+export { readBrokerSettings, unsafeBrokerSettings } from './broker-settings.ts'
+export type { UnsafeBrokerSetting } from './broker-settings.ts'

@@ -9,7 +9,8 @@ import { once } from 'node:events'
 import { createServer } from 'node:http'
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
-import { Admin, Producer } from '@platformatic/kafka'
+import { Admin } from '@platformatic/kafka'
+import { KafkaProducer, kafkaClientOptions } from '../../src/kafka/index.ts'
 import { http } from '../helpers/http.ts'
 import { brokers } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
@@ -124,13 +125,13 @@ export async function waitFullIsr(topics: readonly string[], timeoutMs = 120_000
 // ---- records with known ids ----
 
 /**
- * Produces records whose value is a unique id (`<drill>-<n>`), acks=all, idempotent. An id counts as produced
+ * Produces records whose value is a unique id (`<drill>-<n>`), acks=all, idempotent, with Shoal's client settings. An id counts as produced
  * once a send that carried it was acknowledged; a send that fails is sent again with the same ids (it may have
  * been written anyway: the sinks then count a duplicate, never a loss).
  */
 export class IdProducer {
   readonly produced = new Set<string>()
-  readonly #producer: Producer
+  readonly #producer: KafkaProducer
   readonly #topic: string
   readonly #partitions: number
   readonly #drill: string
@@ -150,9 +151,10 @@ export class IdProducer {
     this.#topic = topic
     this.#partitions = partitions
     this.#keys = options.keys
-    this.#producer = new Producer({
-      clientId: `drill-${drill}-producer`,
-      bootstrapBrokers: bootstrap.split(','),
+    // The timeouts and broker choice Shoal's own clients use (docs/kafka.md, "Client timeouts"): with the client
+    // library's defaults the drills' producer itself waited 30 s per request on a lost broker.
+    this.#producer = new KafkaProducer({
+      ...kafkaClientOptions(`drill-${drill}-producer`, bootstrap.split(','), 'request'),
       idempotent: true,
       acks: -1,
       retries: 10,
