@@ -1,6 +1,11 @@
-import { KafkaAdmin } from '../kafka/index.ts'
+import {
+  IsolationLevels,
+  KafkaAdmin,
+  kafkaClientOptions,
+  kafkaErrorMessage,
+  kafkaSecurityOptions
+} from '../kafka/index.ts'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
-import { IsolationLevels, kafkaClientOptions, kafkaErrorMessage, kafkaSecurityOptions } from '../kafka/index.ts'
 import { LagReader } from '../lag/index.ts'
 import type { LagQuery, PartitionLag } from '../lag/index.ts'
 

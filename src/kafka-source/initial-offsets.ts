@@ -1,6 +1,5 @@
-import { KafkaAdmin } from '../kafka/index.ts'
+import { IsolationLevels, KafkaAdmin, kafkaClientOptions, kafkaSecurityOptions } from '../kafka/index.ts'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
-import { IsolationLevels, kafkaClientOptions, kafkaSecurityOptions } from '../kafka/index.ts'
 import type { KafkaClientSecurity } from '../kafka/index.ts'
 import type { PartitionOffset } from './offset-committer.ts'
 import type { InitialOffset } from './types.ts'

@@ -1,9 +1,9 @@
-import { KafkaConsumer } from '../kafka/index.ts'
 import {
   GROUP_HEARTBEAT_INTERVAL_MS,
   GROUP_REBALANCE_TIMEOUT_MS,
   GROUP_SESSION_TIMEOUT_MS,
   IsolationLevels,
+  KafkaConsumer,
   kafkaClientOptions,
   kafkaSecurityOptions
 } from '../kafka/index.ts'

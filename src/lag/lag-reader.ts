@@ -1,6 +1,6 @@
-import { KafkaAdmin } from '../kafka/index.ts'
 import {
   IsolationLevels,
+  KafkaAdmin,
   clusterKey,
   kafkaClientOptions,
   kafkaErrorMessage,

@@ -1,5 +1,4 @@
-import { KafkaProducer } from '../kafka/index.ts'
-import { LogTailer, kafkaClientOptions } from '../kafka/index.ts'
+import { KafkaProducer, LogTailer, kafkaClientOptions } from '../kafka/index.ts'
 import type { KafkaConnection } from '../kafka/index.ts'
 import { appendInTransaction, contractPartitionOf, decodeValue } from '../store/index.ts'
 import type { ContractRecord, LogAppend, PlacementsRecord, ResourceStore } from '../store/index.ts'

@@ -1,6 +1,5 @@
-import { KafkaProducer } from '../kafka/index.ts'
+import { KafkaProducer, ensureTopics, kafkaClientOptions } from '../kafka/index.ts'
 import type { AttemptInfo, DeliveryObserver, OutcomeInfo, RetryInfo } from '../delivery/index.ts'
-import { ensureTopics, kafkaClientOptions } from '../kafka/index.ts'
 import type { KafkaConnection } from '../kafka/index.ts'
 import { encodeValue, schemaHeaders, storeNames } from '../store/index.ts'
 import type { DeliveryErrorRecord } from '../store/index.ts'

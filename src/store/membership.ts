@@ -1,9 +1,9 @@
 import { EventEmitter } from 'node:events'
-import { KafkaConsumer } from '../kafka/index.ts'
 import {
   GROUP_HEARTBEAT_INTERVAL_MS,
   GROUP_REBALANCE_TIMEOUT_MS,
   GROUP_SESSION_TIMEOUT_MS,
+  KafkaConsumer,
   kafkaClientOptions
 } from '../kafka/index.ts'
 import type { KafkaConnection } from '../kafka/index.ts'

@@ -1,6 +1,5 @@
-import { KafkaProducer } from '../kafka/index.ts'
+import { KafkaProducer, LogTailer, ensureTopics, kafkaClientOptions } from '../kafka/index.ts'
 import { ErrorCodes, ShoalError, isShoalError } from '../errors/index.ts'
-import { LogTailer, ensureTopics, kafkaClientOptions } from '../kafka/index.ts'
 import type { KafkaConnection, LogRecord } from '../kafka/index.ts'
 import { bucketOf } from './bucket-of.ts'
 import { BucketWriter } from './bucket-writer.ts'
