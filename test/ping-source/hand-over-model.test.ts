@@ -60,6 +60,11 @@ interface Window {
   firedWhileWatching: number
   /** Ticks a dispatcher fired after the schedule left it, before it read that (its successor may give up waiting). */
   firedAfterMove: number
+  /**
+   * A successor that gave up waiting starts where its predecessors' newest heartbeats say they had handled the
+   * schedule: the ticks they had in flight then are fired again (their answers were not known).
+   */
+  inFlightAtGiveUp: number
 }
 
 /** One process of a dispatcher id: what its PingSource plane holds. */
@@ -118,7 +123,8 @@ class World {
     firedPastRelease: 0,
     owedAtReturn: 0,
     firedWhileWatching: 0,
-    firedAfterMove: 0
+    firedAfterMove: 0,
+    inFlightAtGiveUp: 0
   }
   readonly trace: string[] = []
 
@@ -248,6 +254,12 @@ class World {
       return
     }
     p.waiting.delete(KEY)
+    if (giveUp) {
+      for (const holder of placement.movedFrom ?? []) {
+        const previous = this.processes.get(holder.dispatcher)
+        if (previous?.alive) this.window.inFlightAtGiveUp += previous.inFlightAtBeat
+      }
+    }
     const since = found.kind === 'since' ? found.at : BASE - 1
     const owed = found.kind === 'since' ? found.owed : undefined
     this.trace.push(
