@@ -9,12 +9,16 @@
 //
 // --sink python: one test/sinks/python_sink.py per mode (the CloudEvents SDK over Python's ThreadingHTTPServer,
 // listen backlog 5), which prints each event as it arrives and as it is answered; the same checks run on those lines.
+// Then the sink's own ceiling, the peer: a bare undici loop with as many requests open as the key mode may have
+// (`--consumers` × `--max-in-flight`, at most one per key) sends the same events to a fresh sink of the same kind for
+// `--ceiling-s` seconds, with no Kafka and no ordering; key ÷ that ceiling says how much of the sink Shoal used.
 import { once } from 'node:events'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { loadavg } from 'node:os'
 import { parseArgs } from 'node:util'
 import { Producer } from '@platformatic/kafka'
+import { Pool } from 'undici'
 import { ensureTopics } from '../src/kafka/index.ts'
 import { PARTITIONS, deleteTopic, machine, sinkKindOf, sleep, startKafka, startShoal } from './kafka-source-harness.ts'
 import { startPythonSink } from '../test/sinks/python-sink.ts'
@@ -29,7 +33,8 @@ const { values } = parseArgs({
     'max-in-flight': { type: 'string', default: '200' },
     'limit-s': { type: 'string', default: '40' },
     partitions: { type: 'string', default: String(PARTITIONS) },
-    sink: { type: 'string', default: 'node' }
+    sink: { type: 'string', default: 'node' },
+    'ceiling-s': { type: 'string', default: '15' }
   }
 })
 const partitions = Number(values.partitions)
@@ -148,6 +153,8 @@ try {
     await shoal.stop()
   }
   const [ordered, unordered, key] = MODES.map(m => tallies.get(m)!)
+  const ceiling = await sinkCeiling()
+  log(`the sink's ceiling, a bare undici loop: ${fmt(ceiling.rate)}/s with ${ceiling.concurrency} requests open`)
   const [load1] = loadavg()
   lines.push(
     `${machine()}, load average ${load1!.toFixed(1)} at the end (shared machine), ${fmt(records)} records of ` +
@@ -162,7 +169,11 @@ try {
     }),
     '',
     `key ÷ ordered: ${(key!.rate() / ordered!.rate()).toFixed(1)}× (goal ≥ 10×); ` +
-      `key ÷ unordered: ${(key!.rate() / unordered!.rate()).toFixed(2)}× (goal ≥ 0.8×)`
+      `key ÷ unordered: ${(key!.rate() / unordered!.rate()).toFixed(2)}× (goal ≥ 0.8×)`,
+    '',
+    `the sink's own ceiling (a bare undici loop, ${ceiling.concurrency} requests open, no Kafka, no order): ` +
+      `${fmt(ceiling.rate)} events/s; key ÷ ceiling: ${(key!.rate() / ceiling.rate).toFixed(2)}×; the most any ` +
+      `ordering could reach against ordered: ${(ceiling.rate / ordered!.rate()).toFixed(1)}×`
   )
 } finally {
   await deleteTopic(kafka.brokers, topic)
@@ -172,6 +183,55 @@ try {
   for (const python of pythonSinks.values()) await python.stop()
 }
 console.log(`\n${lines.join('\n')}`)
+
+/**
+ * What the sink can answer at most, measured with nothing of Shoal: a fresh sink of the same kind and delay, and a
+ * bare undici loop keeping `concurrency` binary-mode events of the same size open for `--ceiling-s` seconds.
+ */
+async function sinkCeiling(): Promise<{ readonly rate: number; readonly concurrency: number }> {
+  const concurrency = Math.min(keys, consumers * maxInFlight)
+  let answered = 0
+  const python =
+    sinkKind === 'python'
+      ? await startPythonSink(['--delay-ms', String(delayMs), '--trace'], () => undefined)
+      : undefined
+  const pool = new Pool(python?.url ?? nodeSinkUrl, { connections: concurrency, keepAliveTimeout: 60_000 })
+  const body = Buffer.alloc(RECORD_BYTES, 1)
+  const until = performance.now() + Number(values['ceiling-s']) * 1000
+  let first = 0
+  let last = 0
+  const loop = async (lane: number) => {
+    for (let n = 0; performance.now() < until; n++) {
+      const answer = await pool.request({
+        method: 'POST',
+        path: python === undefined ? '/ceiling' : '/',
+        headers: {
+          'ce-specversion': '1.0',
+          'ce-id': `${lane}-${n}`,
+          'ce-source': '/bench/ceiling',
+          'ce-type': 'dev.knative.kafka.event',
+          'ce-subject': `partition:0#${n}`,
+          'ce-key': `k${lane}`,
+          'content-type': 'application/octet-stream'
+        },
+        body
+      })
+      await answer.body.dump()
+      if (answer.statusCode < 300) {
+        if (first === 0) first = performance.now()
+        answered++
+        last = performance.now()
+      }
+    }
+  }
+  try {
+    await Promise.all(Array.from({ length: concurrency }, (_, lane) => loop(lane)))
+  } finally {
+    await pool.close()
+    await python?.stop()
+  }
+  return { rate: answered > 1 ? ((answered - 1) * 1000) / (last - first) : 0, concurrency }
+}
 
 /** The topic: record n has key `k(n mod keys)`, in partition (n mod keys) mod partitions — each key in one partition. */
 async function fill(brokers: readonly string[], name: string): Promise<number> {

@@ -82,3 +82,5 @@ export { BATCH_ANNOTATIONS, BATCH_DEFAULTS, batchAnnotationErrors, batchSettings
 export type { BatchSettings } from './batch-annotations.ts'
 export { FLOW_ANNOTATIONS, MAX_FLOW_CONCURRENCY, MAX_FLOW_RATE, parseFlowControl } from './flow-annotations.ts'
 export type { FlowAnnotationError, FlowControlParse, FlowControlSpec } from './flow-annotations.ts'
+export { OIDC_ANNOTATION, formatOidcAnnotation, oidcTokenKey, parseOidcAnnotation } from './oidc-annotation.ts'
+export type { OidcAnnotationParse, OidcAudiences } from './oidc-annotation.ts'

@@ -4,6 +4,7 @@
 import { batchAnnotationErrors } from './batch-annotations.ts'
 import { tryParseIsoDuration } from './duration.ts'
 import { parseFlowControl } from './flow-annotations.ts'
+import { OIDC_ANNOTATION, parseOidcAnnotation } from './oidc-annotation.ts'
 import type { PathSegment } from './field-path.ts'
 import {
   checkCloudEventAttributeName,
@@ -54,6 +55,10 @@ export function semanticErrors(kind: 'KafkaSource' | 'PingSource', input: Json):
     }
   }
   if (kind === 'KafkaSource') checkFlowAnnotations(input['metadata'], report)
+  if (isRecord(metadata) && isRecord(metadata['annotations'])) {
+    const oidc = parseOidcAnnotation(metadata['annotations'])
+    if (oidc.kind === 'invalid') report(['metadata', 'annotations', OIDC_ANNOTATION], oidc.message)
+  }
   const spec = input['spec']
   if (isRecord(spec)) {
     if (kind === 'KafkaSource') checkKafkaSpec(spec, report)

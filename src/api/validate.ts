@@ -31,7 +31,8 @@ const SERVER_SET_METADATA = ['uid', 'generation', 'resourceVersion', 'creationTi
 // Unknown fields that are Knative's, or Kubernetes', but that Shoal does not support: say so.
 const UNSUPPORTED_HINTS: Readonly<Record<string, string>> = {
   format: 'not supported: Shoal always delivers events in binary content mode',
-  audience: 'not supported: Shoal does not issue OIDC tokens to sinks',
+  audience:
+    "not supported here: OIDC tokens for a sink's audience come from the Kubernetes TokenRequest API, so only a source applied through Kubernetes to Shoal's operator (`shoal controller --kubernetes`) may name an audience",
   group: 'not supported: give apiVersion instead',
   address: 'not supported: Shoal resolves a ref to a Service by its name',
   generateName: 'not supported: give metadata.name',

@@ -11,7 +11,7 @@ import type { DeliveryOutcome } from './delivery-outcome.ts'
 import type { DeliveryTarget, SinkEndpoint } from './delivery-policy.ts'
 import { classifyStatus } from './retriable.ts'
 import { honoursRetryAfter, parseRetryAfter, retryWait } from './retry-after.ts'
-import type { AttemptResult, OriginFigures } from './sink-client.ts'
+import type { AttemptResult, OidcTokenLookup, OriginFigures } from './sink-client.ts'
 import { SinkClient } from './sink-client.ts'
 import { SinkGate } from './sink-gate.ts'
 import type { SinkFlowState } from './sink-gate.ts'
@@ -39,6 +39,8 @@ export interface DelivererOptions {
   readonly now?: () => number
   /** Multi-tenant mode: sinks at forbidden addresses are refused when connecting (see docs/security.md). */
   readonly sinkPolicy?: SinkPolicy
+  /** The tokens of sinks' OIDC audiences (docs/kubernetes.md, "OIDC to sinks"). */
+  readonly oidcTokens?: OidcTokenLookup
 }
 
 /** The defaults of DelivererOptions. */
@@ -80,7 +82,8 @@ export class Deliverer {
       connectTimeoutMs: options.connectTimeoutMs ?? DELIVERER_DEFAULTS.connectTimeoutMs,
       keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? DELIVERER_DEFAULTS.keepAliveTimeoutMs,
       errorDataLimit: ERROR_DATA_LIMIT,
-      ...(options.sinkPolicy === undefined ? {} : { sinkPolicy: options.sinkPolicy })
+      ...(options.sinkPolicy === undefined ? {} : { sinkPolicy: options.sinkPolicy }),
+      ...(options.oidcTokens === undefined ? {} : { oidcTokens: options.oidcTokens })
     })
     this.#observer = options.observer ?? {}
     this.#now = options.now ?? Date.now
@@ -411,7 +414,9 @@ export class Deliverer {
       sourceKey,
       endpoint,
       attempt,
-      ...(result.kind === 'response' ? { status: result.status } : { error: result.error }),
+      ...(result.kind === 'response'
+        ? { status: result.status }
+        : { error: result.error, ...(result.notSent ? { notSent: true as const } : {}) }),
       durationMs: result.durationMs,
       ...(fetchedAt === undefined || result.sentAt === undefined
         ? {}

@@ -16,6 +16,8 @@ export interface AttemptInfo {
   readonly status?: number
   /** Why no response came. */
   readonly error?: string
+  /** Nothing was sent: why (`error`) is Shoal's, such as no OIDC token for the sink yet. */
+  readonly notSent?: true
   /** From the request being sent (a connection slot held) to its answer. */
   readonly durationMs: number
   /**

@@ -1,5 +1,12 @@
 import type { DeliverySpec, Destination, FlowControlSpec, KafkaSource, ResolveOptions } from '../api/index.ts'
-import { parseFlowControl, parseIsoDuration, resolveDestination } from '../api/index.ts'
+import {
+  oidcTokenKey,
+  parseFlowControl,
+  parseIsoDuration,
+  parseOidcAnnotation,
+  resolveDestination,
+  resourceKey
+} from '../api/index.ts'
 import type { BackoffPolicy } from './backoff.ts'
 
 // A source's `delivery` spec resolved into numbers, with Shoal's defaults filled in field by field, and the
@@ -11,6 +18,31 @@ export interface SinkEndpoint {
   readonly caCerts?: string
   /** HTTP headers every request to it carries beside the event's (a PingSource's `Kn-Namespace`, as Knative's). */
   readonly headers?: Readonly<Record<string, string>>
+  /** The OIDC token every request to it presents (`Authorization: Bearer`), where a Secret holds it. */
+  readonly oidc?: OidcTokenRef
+}
+
+/** Where the token for a sink's OIDC audience is: a Secret (store key `Secret/<namespace>/<name>`) and its key. */
+export interface OidcTokenRef {
+  readonly secret: string
+  readonly key: string
+  readonly audience: string
+}
+
+/** The token reference of a source's destination (`sink` or `deadLetterSink`), if its OIDC annotation names one. */
+export function oidcTokenRef(
+  metadata: { readonly namespace: string; readonly annotations?: Readonly<Record<string, string>> },
+  destination: 'sink' | 'deadLetterSink'
+): OidcTokenRef | undefined {
+  const parsed = parseOidcAnnotation(metadata.annotations)
+  if (parsed.kind !== 'oidc') return undefined
+  const audience = parsed.oidc[destination]
+  if (audience === undefined) return undefined
+  return Object.freeze({
+    secret: resourceKey('Secret', metadata.namespace, parsed.oidc.serviceAccountName),
+    key: oidcTokenKey(audience),
+    audience
+  })
 }
 
 /** A resolved delivery spec. */
@@ -71,10 +103,11 @@ export type TargetResolution =
 /** The delivery target of a KafkaSource: its sink, its dead letter sink and its delivery policy. */
 export function deliveryTargetFor(source: KafkaSource, options: ResolveOptions): TargetResolution {
   const namespace = source.metadata.namespace
-  const sink = endpoint(source.spec.sink, namespace, options)
+  const sink = endpoint(source.spec.sink, namespace, options, oidcTokenRef(source.metadata, 'sink'))
   if (sink.kind === 'unresolved') return { ...sink, field: 'spec.sink' }
   const dls = source.spec.delivery?.deadLetterSink
-  const deadLetter = dls === undefined ? undefined : endpoint(dls, namespace, options)
+  const deadLetter =
+    dls === undefined ? undefined : endpoint(dls, namespace, options, oidcTokenRef(source.metadata, 'deadLetterSink'))
   if (deadLetter?.kind === 'unresolved') return { ...deadLetter, field: 'spec.delivery.deadLetterSink' }
   // Validation refuses bad values; a stored source is valid, so `invalid` cannot come here and means none.
   const flow = parseFlowControl(source.metadata.annotations)
@@ -93,12 +126,21 @@ type EndpointResolution =
   | { readonly kind: 'resolved'; readonly endpoint: SinkEndpoint }
   | { readonly kind: 'unresolved'; readonly reason: string; readonly message: string }
 
-function endpoint(dest: Destination, namespace: string, options: ResolveOptions): EndpointResolution {
+function endpoint(
+  dest: Destination,
+  namespace: string,
+  options: ResolveOptions,
+  oidc: OidcTokenRef | undefined
+): EndpointResolution {
   const resolved = resolveDestination(dest, namespace, options)
   if (resolved.kind === 'unresolved') return { kind: 'unresolved', reason: resolved.reason, message: resolved.message }
   const caCerts = dest.CACerts
   return {
     kind: 'resolved',
-    endpoint: Object.freeze({ uri: resolved.uri, ...(caCerts === undefined ? {} : { caCerts }) })
+    endpoint: Object.freeze({
+      uri: resolved.uri,
+      ...(caCerts === undefined ? {} : { caCerts }),
+      ...(oidc === undefined ? {} : { oidc })
+    })
   }
 }

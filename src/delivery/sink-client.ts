@@ -7,7 +7,7 @@ import type { AbortSubscriber } from './abort-fanout.ts'
 import { DeadlineList } from './deadline-list.ts'
 import type { Deadline } from './deadline-list.ts'
 import type { CloudEvent } from './cloud-event.ts'
-import type { SinkEndpoint } from './delivery-policy.ts'
+import type { OidcTokenRef, SinkEndpoint } from './delivery-policy.ts'
 import { FairLimiter } from './fair-limiter.ts'
 import { CONNECT_WINDOW_DEFAULTS } from './connect-window.ts'
 import { PacedConnector } from './paced-connector.ts'
@@ -37,7 +37,14 @@ export type AttemptResult =
       /** When the request was handed to its socket (`performance.now()`); absent if it never was. */
       readonly sentAt?: number
     }
-  | { readonly kind: 'error'; readonly error: string; readonly durationMs: number; readonly sentAt?: number }
+  | {
+      readonly kind: 'error'
+      readonly error: string
+      readonly durationMs: number
+      readonly sentAt?: number
+      /** Nothing was sent, and why is Shoal's (no OIDC token yet), not the sink's. */
+      readonly notSent?: true
+    }
 
 export interface SinkClientOptions {
   readonly maxConnectionsPerOrigin: number
@@ -48,7 +55,14 @@ export interface SinkClientOptions {
   readonly sinkPolicy?: SinkPolicy
   /** How new connections are paced and watched (tests shorten the times). */
   readonly connections?: PacedConnectorOptions
+  /** The current token for an endpoint's OIDC audience; absent: endpoints with one get no request sent. */
+  readonly oidcTokens?: OidcTokenLookup
 }
+
+/** The token for a sink's OIDC audience, or why there is none (yet). */
+export type OidcTokenLookup = (
+  ref: OidcTokenRef
+) => { readonly kind: 'token'; readonly token: string } | { readonly kind: 'missing'; readonly reason: string }
 
 /** What one sink origin's connections and requests look like now. */
 export interface OriginFigures extends OriginConnectionFigures {
@@ -172,16 +186,29 @@ export class SinkClient {
     } catch (error) {
       return Promise.reject(error)
     }
+    let headers = endpoint.headers
+    if (endpoint.oidc !== undefined) {
+      const found = this.#options.oidcTokens?.(endpoint.oidc) ?? {
+        kind: 'missing',
+        reason: 'this dispatcher reads no OIDC tokens'
+      }
+      // Not sent: a request without the token the sink expects would only be refused.
+      if (found.kind === 'missing') {
+        const error = `no OIDC token for audience ${JSON.stringify(endpoint.oidc.audience)}: ${found.reason}`
+        return Promise.resolve({ kind: 'error', error, durationMs: 0, notSent: true })
+      }
+      headers = { ...headers, authorization: `Bearer ${found.token}` }
+    }
     // A free slot sends at once: while the request is held, its Attempt is all there is (no suspended frame).
     const { limiter } = route.origin
-    if (limiter.tryAcquire()) return this.#dispatch(route, endpoint, event, timeoutMs, wireSignal)
+    if (limiter.tryAcquire()) return this.#dispatch(route, headers, event, timeoutMs, wireSignal)
     return limiter.acquire(sourceKey, signal).then(() => {
       // Handed a slot as the signal aborted (by a request it aborted): it goes to the next one.
       if (signal?.aborted === true) {
         limiter.release()
         throw signal.reason
       }
-      return this.#dispatch(route, endpoint, event, timeoutMs, wireSignal)
+      return this.#dispatch(route, headers, event, timeoutMs, wireSignal)
     })
   }
 
@@ -199,7 +226,7 @@ export class SinkClient {
   // holds the connection slot and gives it back when it settles.
   #dispatch(
     route: Route,
-    endpoint: SinkEndpoint,
+    endpointHeaders: Readonly<Record<string, string>> | undefined,
     event: CloudEvent | EventBatch,
     timeoutMs: number,
     wireSignal: AbortSignal | undefined
@@ -212,7 +239,7 @@ export class SinkClient {
     const request: Dispatcher.DispatchOptions = {
       method: 'POST',
       path: route.path,
-      headers: withEndpointHeaders(isBatch(event) ? BATCH_HEADERS : binaryHeaders(event), endpoint.headers),
+      headers: withEndpointHeaders(isBatch(event) ? BATCH_HEADERS : binaryHeaders(event), endpointHeaders),
       body: isBatch(event) ? event.body : event.data,
       headersTimeout: 0,
       bodyTimeout: 0

@@ -67,6 +67,7 @@ export async function startDataPlane(
       : { maxConnectionsPerOrigin: options.maxConnectionsPerOrigin }),
     ...(options.sinkPolicy === undefined ? {} : { sinkPolicy: options.sinkPolicy }),
     ...(options.observer === undefined ? {} : { observer: options.observer }),
+    ...(options.kafkaSource?.secretKey === undefined ? {} : { secretKey: options.kafkaSource.secretKey }),
     log: options.log
   })
   const host: PlaneHost = {

@@ -14,6 +14,13 @@ import { ErrorCodes, ShoalError } from '../errors/index.ts'
 import type { KubeSource } from './mirror.ts'
 import type { KubeSecret } from './secrets.ts'
 
+/** A ServiceAccount as the operator reads it: whose it is. */
+export interface KubeServiceAccount {
+  readonly metadata?: {
+    readonly ownerReferences?: readonly { readonly uid?: string; readonly controller?: boolean }[]
+  }
+}
+
 export type SourceInformer = Informer<KubernetesObject & KubeSource> & ObjectCache<KubernetesObject & KubeSource>
 export type NamespaceInformer = Informer<KubernetesObject> & ObjectCache<KubernetesObject>
 
@@ -110,6 +117,63 @@ export class KubeApi {
   /** A Secret, or NotFound thrown as the API answered it. */
   async secret(namespace: string, name: string): Promise<KubeSecret> {
     return await this.#core.readNamespacedSecret({ namespace, name })
+  }
+
+  /** A ServiceAccount, or undefined when there is none. */
+  async serviceAccount(namespace: string, name: string): Promise<KubeServiceAccount | undefined> {
+    try {
+      return await this.#core.readNamespacedServiceAccount({ namespace, name })
+    } catch (error) {
+      if ((error as { code?: unknown }).code === 404) return undefined
+      throw error
+    }
+  }
+
+  /** Creates a source's ServiceAccount, owned by (and so deleted with) the source. */
+  async createServiceAccount(info: KindInfo, source: KubeSource, name: string, description: string): Promise<void> {
+    const metadata = source.metadata ?? {}
+    await this.#core.createNamespacedServiceAccount({
+      namespace: metadata.namespace ?? 'default',
+      body: {
+        metadata: {
+          name,
+          namespace: metadata.namespace ?? 'default',
+          annotations: { description },
+          ownerReferences: [
+            {
+              apiVersion: source.apiVersion ?? `${info.group}/${info.version}`,
+              kind: info.kind,
+              name: metadata.name ?? '',
+              uid: metadata.uid ?? '',
+              controller: true,
+              blockOwnerDeletion: false
+            }
+          ]
+        }
+      }
+    })
+  }
+
+  /** A token of a ServiceAccount for one audience, through the TokenRequest API. */
+  async requestToken(
+    namespace: string,
+    name: string,
+    audience: string,
+    expirationSeconds: number
+  ): Promise<{ readonly token: string; readonly expiresAt: number }> {
+    const answer = await this.#core.createNamespacedServiceAccountToken({
+      namespace,
+      name,
+      body: { spec: { audiences: [audience], expirationSeconds } }
+    })
+    const token = answer.status?.token
+    if (token === undefined || token === '')
+      throw new Error(`the TokenRequest for ${namespace}/${name} returned no token`)
+    const expiry = answer.status?.expirationTimestamp
+    return {
+      token,
+      expiresAt: expiry === undefined ? Date.now() + expirationSeconds * 1000 : new Date(expiry).getTime()
+    }
   }
 
   /** Writes the status subresource (a merge patch of `status`; lists such as conditions are replaced whole). */

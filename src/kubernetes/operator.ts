@@ -2,7 +2,7 @@
 // API are the users' source of truth; Shoal runs those it claims and writes their status back
 // (docs/kubernetes.md, "Sources through the Kubernetes API").
 import { KafkaSourceKind, PingSourceKind } from '../api/index.ts'
-import type { KindInfo } from '../api/index.ts'
+import type { KindInfo, OidcAudiences } from '../api/index.ts'
 import type { Log } from '../log/index.ts'
 import type { KubeApi, NamespaceInformer, SourceInformer } from './kube-api.ts'
 import {
@@ -18,6 +18,8 @@ import {
 } from './mirror.ts'
 import type { ClaimRule, KubeSource } from './mirror.ts'
 import type { ShoalApi } from './shoal-api.ts'
+import { oidcOf, withOidcAnnotation, withOidcStatus } from './oidc.ts'
+import { OidcTokenKeeper } from './oidc-tokens.ts'
 import { secretNamesOf, shoalSecret } from './secrets.ts'
 import { resolveSinks } from './sinks.ts'
 import type { AddressLookup } from './sinks.ts'
@@ -54,6 +56,8 @@ export class KubernetesOperator {
   readonly #refused = new Map<string, string>()
   /** The resourceVersion of each Kubernetes Secret last copied into Shoal, by `namespace/name`. */
   readonly #secretVersions = new Map<string, string>()
+  /** The sources' OIDC ServiceAccounts and the tokens written for them. */
+  readonly #tokens: OidcTokenKeeper
   #wake: (() => void) | undefined
   #stopped = false
   #running: Promise<void> | undefined
@@ -62,6 +66,7 @@ export class KubernetesOperator {
 
   constructor(options: OperatorOptions) {
     this.#options = options
+    this.#tokens = new OidcTokenKeeper(options.kube, options.shoal)
     for (const info of KINDS) this.#sources.set(info, options.kube.sourceInformer(info))
     this.#namespaces = options.kube.namespaceInformer()
   }
@@ -126,6 +131,7 @@ export class KubernetesOperator {
       this.#written.clear()
       this.#refused.clear()
       this.#secretVersions.clear()
+      this.#tokens.forget()
     }
     this.#wasLeading = leading
     if (leading) this.#enqueueAll()
@@ -188,7 +194,18 @@ export class KubernetesOperator {
       await this.#refuse(info, object, sinks.reason, sinks.message)
       return
     }
-    const manifest = shoalManifest(object, info, sinks.spec)
+    // The tokens before the source: its first request already has one.
+    const oidc = oidcOf(info, name, sinks.spec)
+    if (oidc !== undefined) {
+      try {
+        await this.#tokens.ensure(info, object, oidc)
+      } catch (error) {
+        const message = `the source's OIDC identity: ${(error as Error).message}`
+        await this.#refuse(info, object, 'OIDCIdentityNotCreated', message, oidc)
+        return
+      }
+    }
+    const manifest = withOidcAnnotation(shoalManifest(object, info, sinks.spec), oidc)
     await this.#copySecrets(namespace, secretNamesOf(object.spec))
     const shoal = this.#options.shoal
     let current = await shoal.get(info, manifest.apiVersion, namespace, name)
@@ -205,7 +222,8 @@ export class KubernetesOperator {
     // The status at the object's own version, as Shoal presents it now.
     const presented = await shoal.get(info, manifest.apiVersion, namespace, name)
     if (!presented.ok) return
-    await this.#writeStatus(info, object, kubeStatus(object, presented.object, manifest))
+    const status = kubeStatus(object, presented.object, manifest)
+    await this.#writeStatus(info, object, withOidcStatus(status, object.status, oidc, undefined, new Date()))
   }
 
   /**
@@ -230,10 +248,22 @@ export class KubernetesOperator {
     }
   }
 
-  /** Shoal refused the object (bad input): Ready False with Shoal's message, and a Warning Event once. */
-  async #refuse(info: KindInfo, object: KubeSource, reason: string, message: string): Promise<void> {
+  /**
+   * Shoal refused the object (bad input), or its OIDC identity could not be made: Ready False with the message, and
+   * a Warning Event once.
+   */
+  async #refuse(
+    info: KindInfo,
+    object: KubeSource,
+    reason: string,
+    message: string,
+    oidc?: OidcAudiences
+  ): Promise<void> {
     const key = `${info.kind}|${objectKey(object)}`
-    await this.#writeStatus(info, object, refusedStatus(object, reason, message, new Date()))
+    const now = new Date()
+    const refused = refusedStatus(object, reason, message, now)
+    const failure = reason === 'OIDCIdentityNotCreated' ? message : undefined
+    await this.#writeStatus(info, object, withOidcStatus(refused, object.status, oidc, failure, now))
     if (this.#refused.get(key) === message) return
     this.#refused.set(key, message)
     await this.#options.kube.event(info, object, 'Warning', reason, message)
@@ -256,6 +286,13 @@ export class KubernetesOperator {
     if (!this.#options.deliveryStopped(`${info.kind}/${namespace}/${name}`)) {
       setTimeout(() => this.#enqueue(info, objectKey(object)), DELETE_POLL_MS).unref()
       return
+    }
+    const oidc = oidcOf(info, name, object.spec)
+    if (oidc !== undefined) {
+      // The source's tokens go with it (its ServiceAccount is the garbage collector's: the source owns it).
+      const gone = await this.#options.shoal.removeSecret(namespace, oidc.serviceAccountName)
+      if (!gone.ok && gone.code !== 404) throw new Error(`${gone.code} ${gone.message}`)
+      this.#tokens.forget(namespace, oidc.serviceAccountName)
     }
     const finalizers = (object.metadata?.finalizers ?? []).filter(f => f !== FINALIZER)
     await this.#options.kube.setFinalizers(info, object, finalizers)

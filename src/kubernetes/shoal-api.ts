@@ -49,6 +49,13 @@ export class ShoalApi {
     return this.#call('POST', `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`, secret)
   }
 
+  removeSecret(namespace: string, name: string): Promise<ShoalAnswer> {
+    return this.#call(
+      'DELETE',
+      `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets/${encodeURIComponent(name)}`
+    )
+  }
+
   remove(info: KindInfo, namespace: string, name: string): Promise<ShoalAnswer> {
     return this.#call(
       'DELETE',

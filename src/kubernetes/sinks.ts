@@ -21,6 +21,8 @@ interface Destination {
 export interface Address {
   readonly url: string
   readonly CACerts?: string
+  /** The OIDC audience of the address (Knative's `status.address.audience`). */
+  readonly audience?: string
 }
 
 export type SinkResolution =
@@ -104,8 +106,17 @@ async function resolveOne(
   }
   const uri = destination.uri === undefined ? address.url : new URL(destination.uri, address.url).href
   const CACerts = destination.CACerts ?? address.CACerts
+  const audience = destination.audience ?? address.audience
   const { ref: _ref, uri: _uri, ...rest } = destination
-  return { kind: 'resolved', destination: { ...rest, uri, ...(CACerts === undefined ? {} : { CACerts }) } }
+  return {
+    kind: 'resolved',
+    destination: {
+      ...rest,
+      uri,
+      ...(CACerts === undefined ? {} : { CACerts }),
+      ...(audience === undefined ? {} : { audience })
+    }
+  }
 }
 
 function codeOf(error: unknown): number | undefined {
@@ -128,11 +139,15 @@ export function addressLookup(config: KubeConfig): AddressLookup {
       apiVersion: ref.apiVersion,
       kind: ref.kind,
       metadata: { name: ref.name, namespace: ref.namespace }
-    })) as { status?: { address?: { url?: string; CACerts?: string } } }
+    })) as { status?: { address?: { url?: string; CACerts?: string; audience?: string } } }
     const found = object.status?.address
     const address =
       typeof found?.url === 'string' && found.url !== ''
-        ? { url: found.url, ...(typeof found.CACerts === 'string' ? { CACerts: found.CACerts } : {}) }
+        ? {
+            url: found.url,
+            ...(typeof found.CACerts === 'string' ? { CACerts: found.CACerts } : {}),
+            ...(typeof found.audience === 'string' && found.audience !== '' ? { audience: found.audience } : {})
+          }
         : undefined
     cache.set(key, { at: Date.now(), address })
     return address

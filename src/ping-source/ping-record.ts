@@ -1,6 +1,6 @@
 import { resolveDestination } from '../api/index.ts'
-import { resolveDeliveryPolicy } from '../delivery/index.ts'
-import type { DeliveryTarget } from '../delivery/index.ts'
+import { oidcTokenRef, resolveDeliveryPolicy } from '../delivery/index.ts'
+import type { DeliveryTarget, OidcTokenRef } from '../delivery/index.ts'
 import type { StoredPingSource } from '../store/index.ts'
 import { LATE_POLICY_ANNOTATION } from './late-policy.ts'
 
@@ -31,6 +31,7 @@ export interface PingRecord {
 export interface PingSink {
   readonly uri: string
   readonly caCerts?: string
+  readonly oidc?: OidcTokenRef
 }
 
 /** Returns one instance per distinct string: sources that share a value share its memory. */
@@ -72,6 +73,7 @@ export function pingRecordOf(object: StoredPingSource, offset: number, options: 
     serviceUrlTemplate: options.serviceUrlTemplate
   })
   const caCerts = spec.sink.CACerts
+  const oidc = oidcTokenRef(object.metadata, 'sink')
   const extensions = spec.ceOverrides?.extensions
   const late = object.metadata.annotations?.[LATE_POLICY_ANNOTATION]
   return {
@@ -90,7 +92,11 @@ export function pingRecordOf(object: StoredPingSource, offset: number, options: 
     sink:
       resolved.kind === 'unresolved'
         ? { unresolved: resolved.message }
-        : Object.freeze(caCerts === undefined ? { uri: resolved.uri } : { uri: resolved.uri, caCerts })
+        : Object.freeze({
+            uri: resolved.uri,
+            ...(caCerts === undefined ? {} : { caCerts }),
+            ...(oidc === undefined ? {} : { oidc })
+          })
   }
 }
 

@@ -65,9 +65,11 @@ export class DeliveryErrorReporter implements DeliveryObserver {
     const to = info.endpoint === 'sink' ? 'the sink' : 'the dead letter sink'
     this.#note(
       info.sourceKey,
-      info.status === undefined
-        ? `${to} did not answer (attempt ${info.attempt}): ${info.error ?? 'no response'}`
-        : `${to} answered ${info.status} (attempt ${info.attempt})`
+      info.notSent
+        ? `nothing sent to ${to} (attempt ${info.attempt}): ${info.error ?? ''}`
+        : info.status === undefined
+          ? `${to} did not answer (attempt ${info.attempt}): ${info.error ?? 'no response'}`
+          : `${to} answered ${info.status} (attempt ${info.attempt})`
     )
   }
 

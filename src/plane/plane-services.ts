@@ -3,6 +3,8 @@ import type { DeliveryObserver, SinkPolicy } from '../delivery/index.ts'
 import { DeliveryErrorReporter } from './delivery-error-reporter.ts'
 import { ResourcesReader } from './resources-reader.ts'
 import type { Log } from '../log/index.ts'
+import type { SecretKey } from '../secrets/index.ts'
+import { oidcTokenLookup } from './oidc-tokens.ts'
 
 /** What a dispatcher creates once and every source plane on it shares. */
 export interface PlaneServices {
@@ -25,6 +27,8 @@ export interface PlaneServicesOptions {
   readonly sinkPolicy?: SinkPolicy
   /** Sees every delivery too (metrics). */
   readonly observer?: DeliveryObserver
+  /** Opens the Secrets that hold sinks' OIDC tokens. */
+  readonly secretKey?: SecretKey
   readonly log: Log
 }
 
@@ -47,6 +51,7 @@ export class SharedPlaneServices implements PlaneServices {
         ? {}
         : { maxConnectionsPerOrigin: options.maxConnectionsPerOrigin }),
       ...(options.sinkPolicy === undefined ? {} : { sinkPolicy: options.sinkPolicy }),
+      oidcTokens: oidcTokenLookup(key => this.resources.secret(key), options.secretKey),
       observer: this.errors
     })
   }

@@ -195,6 +195,8 @@ describe('validateResource: every offending field in one error', () => {
     )
     assert.equal(messages.get('spec.topic'), 'unknown field')
     assert.match(messages.get('spec.delivery.format') ?? '', /binary/)
+    // Outside Kubernetes there is no TokenRequest API to get the audience's token from.
+    assert.match(messages.get('spec.sink.audience') ?? '', /--kubernetes/)
   })
 
   it('missing required fields, the sink among them', () => {

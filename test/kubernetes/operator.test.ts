@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import {
+  AuthenticationV1Api,
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
@@ -374,6 +375,74 @@ describe('Shoal as a Kubernetes operator', { timeout: 600_000 }, () => {
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch)
     )
     await eventually(async () => (await keysInShoal())?.includes('tls.crt'), 60_000, 'the rotated Secret in Shoal')
+  })
+
+  it("presents a token of the source's own ServiceAccount for its sink's OIDC audience, as Knative does", async () => {
+    const ns = await namespace(true)
+    const audience = `https://event-display.${ns}.example/oidc`
+    const source = docsPingSource(ns)
+    const spec: Record<string, unknown> = { ...source.spec, schedule: '* * * * * *' }
+    await applySource({ ...source, spec: { ...spec, sink: { ...(spec['sink'] as object), audience } } })
+    const path = `/${ns}/event-display`
+    await eventually(() => at(path).length > 0, 60_000, 'ticks').catch(async (error: unknown) => {
+      const status = (await read('pingsources', 'v1', ns, 'test-ping-source')).status
+      throw new Error(`${String(error)}; status ${JSON.stringify(status)}`)
+    })
+    const authorization = at(path)[0]!.authorization ?? ''
+    assert.match(authorization, /^Bearer [\w-]+\.[\w-]+\.[\w-]+$/)
+    const token = authorization.slice('Bearer '.length)
+    // The API server itself says whose token it is and for which audience (the check a Knative sink makes).
+    const admin = new KubeConfig()
+    admin.loadFromFile(api.kubeconfig)
+    const reviews = admin.makeApiClient(AuthenticationV1Api)
+    const review = await reviews.createTokenReview({ body: { spec: { token, audiences: [audience] } } })
+    const account = 'test-ping-source-oidc-sources.knative.dev-pingsource'
+    assert.equal(review.status?.authenticated, true, review.status?.error)
+    assert.equal(review.status?.user?.username, `system:serviceaccount:${ns}:${account}`)
+    const elsewhere = await reviews.createTokenReview({
+      body: { spec: { token, audiences: ['https://other.example'] } }
+    })
+    assert.notEqual(elsewhere.status?.authenticated, true)
+    // The ServiceAccount is the source's (deleted with it), and the status says what Knative's does.
+    const shown = await read('pingsources', 'v1', ns, 'test-ping-source')
+    const owner = (await core.readNamespacedServiceAccount({ namespace: ns, name: account })).metadata?.ownerReferences
+    assert.deepEqual(
+      owner?.map(o => [o.kind, o.name, o.uid, o.controller]),
+      [['PingSource', 'test-ping-source', shown.metadata?.uid, true]]
+    )
+    const status = await eventually(
+      async () => {
+        const s = (await read('pingsources', 'v1', ns, 'test-ping-source')).status as
+          (Source['status'] & { sinkAudience?: string; auth?: { serviceAccountName?: string } }) | undefined
+        return s?.sinkAudience === undefined ? undefined : s
+      },
+      30_000,
+      'sinkAudience in the status'
+    )
+    assert.equal(status.sinkAudience, audience)
+    assert.equal(status.auth?.serviceAccountName, account)
+    assert.equal(status.conditions?.find(c => c.type === 'OIDCIdentityCreated')?.status, 'True')
+    assert.equal(status.conditions?.find(c => c.type === 'Ready')?.status, 'True')
+
+    // A ServiceAccount of that name that is not the source's is not used: the status says so.
+    const other = await namespace(true)
+    await core.createNamespacedServiceAccount({ namespace: other, body: { metadata: { name: account } } })
+    await applySource({
+      ...source,
+      metadata: { ...source.metadata, namespace: other },
+      spec: { ...spec, sink: { ...(spec['sink'] as object), audience } }
+    })
+    const refused = await eventually(
+      async () => {
+        const s = (await read('pingsources', 'v1', other, 'test-ping-source')).status
+        return s?.conditions?.find(c => c.type === 'OIDCIdentityCreated')?.status === 'False' ? s : undefined
+      },
+      60_000,
+      'OIDCIdentityCreated False'
+    )
+    assert.match(refused.conditions?.find(c => c.type === 'OIDCIdentityCreated')?.message ?? '', /not controlled by/)
+    assert.equal(refused.conditions?.find(c => c.type === 'Ready')?.status, 'False')
+    assert.equal(at(`/${other}/event-display`).length, 0)
   })
 
   it('goes on with a second controller when the leading one is killed', async () => {

@@ -24,6 +24,8 @@ export interface Arrival {
   readonly id: string
   readonly source: string
   readonly data: string
+  /** The request's Authorization header, when it had one. */
+  readonly authorization?: string
 }
 
 export interface OperatorRig {
@@ -89,7 +91,8 @@ export async function startOperatorRig(api: ApiServer): Promise<OperatorRig> {
       list.push({
         id: String(request.headers['ce-id']),
         source: String(request.headers['ce-source']),
-        data: Buffer.concat(chunks).toString('utf8')
+        data: Buffer.concat(chunks).toString('utf8'),
+        ...(request.headers.authorization === undefined ? {} : { authorization: request.headers.authorization })
       })
       arrivals.set(path, list)
       response.writeHead(202).end()
@@ -116,9 +119,18 @@ export async function startOperatorRig(api: ApiServer): Promise<OperatorRig> {
   ]
   const controllers = [await startControllerProcess(prefix, flags)]
   const dispatchers = [
-    await startDispatcherProcess(prefix, 'dispatcher-0', 'a', 'a-0', 20, ['--liveness-timeout', '3s'], {
-      env: { SHOAL_SERVICE_URL_TEMPLATE: template }
-    })
+    // The dispatcher opens Shoal's Secrets too: the sinks' OIDC tokens are among them.
+    await startDispatcherProcess(
+      prefix,
+      'dispatcher-0',
+      'a',
+      'a-0',
+      20,
+      ['--liveness-timeout', '3s', '--secret-key-file', secretKeyFile],
+      {
+        env: { SHOAL_SERVICE_URL_TEMPLATE: template }
+      }
+    )
   ]
   return {
     sinkUrl,
