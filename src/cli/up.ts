@@ -189,7 +189,14 @@ async function startStack(stack: UpStack, options: UpOptions, signal: AbortSigna
   for (const [i, zone] of DEMO_ZONES.entries()) {
     stack.dispatchers.push(
       await startWiredDispatcher({
-        dispatcher: { brokers, id: `dispatcher-${i}`, zone, node: `node-${zone}`, capacity: DEMO_CAPACITY },
+        dispatcher: {
+          brokers,
+          id: `dispatcher-${i}`,
+          zone,
+          node: `node-${zone}`,
+          capacity: DEMO_CAPACITY,
+          ...(prefix === undefined ? {} : { prefix })
+        },
         planes: { serviceUrlTemplate, log: quiet }
       })
     )
