@@ -310,6 +310,17 @@ describe('Shoal as a Kubernetes operator', { timeout: 600_000 }, () => {
     await eventually(() => at(path).some(a => a.data.includes('after the restart')), 60_000, 'ticks with the new data')
   })
 
+  it('follows a change made after its watches were dropped mid-way, the API server staying up', async () => {
+    const ns = await namespace(true)
+    const source = docsPingSource(ns)
+    await applySource({ ...source, spec: { ...source.spec, schedule: '* * * * * *' } })
+    const path = `/${ns}/event-display`
+    await eventually(() => at(path).length > 0, 60_000, 'ticks')
+    assert.ok(rig.cutApiConnections() > 0, 'no connection to the API server was open')
+    await patchPingSource(ns, { data: '{"message": "after the cut"}' })
+    await eventually(() => at(path).some(a => a.data.includes('after the cut')), 60_000, 'ticks with the new data')
+  })
+
   it('resolves a sink ref to any Addressable by its status.address.url, and follows the URL when it changes', async () => {
     // A Knative Broker as the API server holds it: only its CRD, and a status the test writes.
     await apply((await manifests('deploy/kubernetes/crds/pingsources.yaml')).map(crd => addressableCrd(crd))[0]!)
@@ -414,15 +425,16 @@ describe('Shoal as a Kubernetes operator', { timeout: 600_000 }, () => {
       async () => {
         const s = (await read('pingsources', 'v1', ns, 'test-ping-source')).status as
           (Source['status'] & { sinkAudience?: string; auth?: { serviceAccountName?: string } }) | undefined
-        return s?.sinkAudience === undefined ? undefined : s
+        return s?.sinkAudience === undefined || s.conditions?.find(c => c.type === 'Ready')?.status !== 'True'
+          ? undefined
+          : s
       },
       30_000,
-      'sinkAudience in the status'
+      'sinkAudience in the status, and Ready'
     )
     assert.equal(status.sinkAudience, audience)
     assert.equal(status.auth?.serviceAccountName, account)
     assert.equal(status.conditions?.find(c => c.type === 'OIDCIdentityCreated')?.status, 'True')
-    assert.equal(status.conditions?.find(c => c.type === 'Ready')?.status, 'True')
 
     // A ServiceAccount of that name that is not the source's is not used: the status says so.
     const other = await namespace(true)

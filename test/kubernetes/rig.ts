@@ -5,7 +5,8 @@ import { once } from 'node:events'
 import { randomBytes } from 'node:crypto'
 import { readFile, readdir, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { connect, createServer as createTcpServer } from 'node:net'
+import type { AddressInfo, Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { CoreV1Api, KubeConfig, KubernetesObjectApi, loadAllYaml } from '@kubernetes/client-node'
@@ -36,6 +37,11 @@ export interface OperatorRig {
   readonly dispatchers: DispatcherProcess[]
   /** Starts one more controller of the same installation. */
   addController(): Promise<ControllerProcess>
+  /**
+   * Cuts every connection the controllers have to the API server (they reach it through a TCP proxy), their watches
+   * among them, while the API server stays up; returns how many were cut.
+   */
+  cutApiConnections(): number
   stop(): Promise<void>
 }
 
@@ -46,8 +52,11 @@ export async function manifests(path: string): Promise<KubernetesObject[]> {
   )
 }
 
-/** A kubeconfig of the controller service account of deploy/kubernetes/rbac.yaml (a TokenRequest for it). */
-export async function controllerKubeconfig(api: ApiServer): Promise<string> {
+/**
+ * A kubeconfig of the controller service account of deploy/kubernetes/rbac.yaml (a TokenRequest for it), to the API
+ * server at `url` (its own by default, or a proxy in front of it).
+ */
+export async function controllerKubeconfig(api: ApiServer, url = api.url): Promise<string> {
   const admin = new KubeConfig()
   admin.loadFromFile(api.kubeconfig)
   const token = await admin.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({
@@ -56,7 +65,7 @@ export async function controllerKubeconfig(api: ApiServer): Promise<string> {
     body: { spec: { audiences: [], expirationSeconds: 3600 } }
   })
   const path = join(tmpdir(), `${uniqueName('shoal-controller')}.kubeconfig`)
-  await writeKubeconfig(path, api, 'shoal-controller', token.status?.token ?? '')
+  await writeKubeconfig(path, { url, caCert: api.caCert }, 'shoal-controller', token.status?.token ?? '')
   return path
 }
 
@@ -80,7 +89,8 @@ export async function applyDeploy(api: ApiServer, files: readonly string[]): Pro
 
 export async function startOperatorRig(api: ApiServer): Promise<OperatorRig> {
   await applyDeploy(api, ['namespace.yaml', 'rbac.yaml'])
-  const kubeconfig = await controllerKubeconfig(api)
+  const proxy = await startTcpProxy(new URL(api.url))
+  const kubeconfig = await controllerKubeconfig(api, proxy.url)
   const arrivals = new Map<string, Arrival[]>()
   const sink = createServer((request, response) => {
     const chunks: Buffer[] = []
@@ -137,6 +147,7 @@ export async function startOperatorRig(api: ApiServer): Promise<OperatorRig> {
     at: path => arrivals.get(path) ?? [],
     controllers,
     dispatchers,
+    cutApiConnections: () => proxy.cut(),
     async addController() {
       const controller = await startControllerProcess(prefix, flags)
       controllers.push(controller)
@@ -151,6 +162,39 @@ export async function startOperatorRig(api: ApiServer): Promise<OperatorRig> {
       await Promise.all(dispatchers.map(d => d.stop()))
       sink.closeAllConnections()
       sink.close()
+      proxy.close()
+    }
+  }
+}
+
+/** A TCP proxy to `target` (TLS passes through it untouched) whose connections can all be cut at once. */
+async function startTcpProxy(target: URL): Promise<{ url: string; cut(): number; close(): void }> {
+  const open = new Set<Socket>()
+  const server = createTcpServer(client => {
+    const upstream = connect(Number(target.port), target.hostname)
+    for (const [from, to] of [
+      [client, upstream],
+      [upstream, client]
+    ] as const) {
+      from.pipe(to)
+      from.on('error', () => to.destroy())
+      from.on('close', () => to.destroy())
+    }
+    open.add(client)
+    client.on('close', () => open.delete(client))
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  return {
+    url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    cut() {
+      const count = open.size
+      for (const socket of open) socket.destroy()
+      return count
+    },
+    close() {
+      for (const socket of open) socket.destroy()
+      server.close()
     }
   }
 }
