@@ -4,7 +4,7 @@
 #   - kube-apiserver and kubectl from k8s.io/kubernetes (tools/kube-apiserver: a module that requires it and replaces
 #     each of its ./staging modules with the k8s.io/<name> release of the same version, as the proxy serves them);
 #   - etcd from go.etcd.io/etcd/server/v3 (tools/etcd).
-# Each is built once per version of its module files: about 10 minutes cold on 2 cores, seconds after.
+# Each is built once per version of its module files: about 7 minutes cold on 2 cores (docs/kubernetes.md), seconds after.
 #
 #   scripts/kube-apiserver.sh --prepare    build what is missing
 #   scripts/kube-apiserver.sh              build what is missing, then print where each is
