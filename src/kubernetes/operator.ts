@@ -41,6 +41,17 @@ export interface OperatorOptions {
 
 const KINDS: readonly KindInfo[] = [KafkaSourceKind, PingSourceKind]
 
+/**
+ * The pods that run a KafkaSource's consumers, as its scale subresource names them (`status.selector`): an HPA or a
+ * KEDA ScaledObject on the source needs one. Every source's consumers run on the dispatcher pods of
+ * deploy/kubernetes/dispatcher.yaml.
+ */
+export const DISPATCHER_SELECTOR = 'app.kubernetes.io/name=shoal-dispatcher'
+
+function scaleSelector(info: KindInfo): { readonly selector?: string } {
+  return info.kind === KafkaSourceKind.kind ? { selector: DISPATCHER_SELECTOR } : {}
+}
+
 /** How long a source being deleted is looked at again while dispatchers still run it. */
 const DELETE_POLL_MS = 250
 
@@ -222,7 +233,7 @@ export class KubernetesOperator {
     // The status at the object's own version, as Shoal presents it now.
     const presented = await shoal.get(info, manifest.apiVersion, namespace, name)
     if (!presented.ok) return
-    const status = kubeStatus(object, presented.object, manifest)
+    const status = { ...kubeStatus(object, presented.object, manifest), ...scaleSelector(info) }
     await this.#writeStatus(info, object, withOidcStatus(status, object.status, oidc, undefined, new Date()))
   }
 

@@ -234,6 +234,18 @@ describe('Shoal as a Kubernetes operator', { timeout: 600_000 }, () => {
       60_000,
       'two consumers, generation 2, Ready'
     )
+    // What an HPA or KEDA reads through the scale subresource: replicas, and the pods that run them.
+    const scale = await custom.getNamespacedCustomObjectScale({
+      group: GROUP,
+      version: 'v1',
+      namespace: ns,
+      plural: 'kafkasources',
+      name: 'kafka-source'
+    })
+    assert.deepEqual((scale as { status?: unknown }).status, {
+      replicas: 2,
+      selector: 'app.kubernetes.io/name=shoal-dispatcher'
+    })
 
     await objects.delete({
       apiVersion: `${GROUP}/v1beta1`,
