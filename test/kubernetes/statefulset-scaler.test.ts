@@ -2,8 +2,12 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { AppsV1Api, KubeConfig, KubernetesObjectApi, RbacAuthorizationV1Api } from '@kubernetes/client-node'
 import { StatefulSetScaler } from '../../src/kubernetes/index.ts'
+import { KS, kafkaSource } from '../autoscale/harness.ts'
 import { startControllerProcess } from '../helpers/controllers.ts'
-import { uniqueName } from '../helpers/kafka.ts'
+import { startDispatcherProcess } from '../helpers/dispatchers.ts'
+import type { DispatcherProcess } from '../helpers/dispatchers.ts'
+import { http } from '../helpers/http.ts'
+import { createTopic, uniqueName } from '../helpers/kafka.ts'
 import { startApiServer } from '../helpers/kube-apiserver.ts'
 import type { ApiServer } from '../helpers/kube-apiserver.ts'
 import { eventually } from '../helpers/wait.ts'
@@ -89,6 +93,56 @@ describe('the StatefulSet scale writer on a real API server', () => {
       // No dispatcher and no load: the pool is its minimum, written to the StatefulSet by the leader.
       await eventually(async () => (await replicas()).replicas === 3, 60_000, 'replicas 3 (the pool minimum)')
     } finally {
+      await controller.stop()
+    }
+  })
+
+  it('grows the StatefulSet to what the load needs and never shrinks it below a dispatcher that still holds vreplicas', async () => {
+    const prefix = uniqueName('scaler-load')
+    const controller = await startControllerProcess(prefix, [
+      ...['--dispatchers', '1..5', '--pool-stabilization', '1s', '--liveness-timeout', '3s'],
+      ...['--statefulset', 'shoal/shoal-dispatcher', '--kubeconfig', kubeconfig]
+    ])
+    const dispatchers: DispatcherProcess[] = []
+    try {
+      // Four dispatchers of one slot each, as the StatefulSet's pods would be: ordinals 0 … 3.
+      for (let i = 0; i < 4; i++) {
+        dispatchers.push(
+          await startDispatcherProcess(prefix, `dispatcher-${i}`, 'a', `node-${i}`, 1, ['--liveness-timeout', '3s'])
+        )
+      }
+      const topic = uniqueName('scaler-topic')
+      await createTopic(topic, { partitions: 4 })
+      const manifest = (consumers: number) => kafkaSource('wide', topic, 'http://127.0.0.1:9/', { consumers })
+      const created = await http('POST', `${controller.url}${KS}`, manifest(4))
+      assert.equal(created.status, 201, JSON.stringify(created.body))
+      await eventually(async () => (await replicas()).replicas === 4, 60_000, 'replicas 4: one slot on each')
+
+      // Down to one consumer: the pool shrinks, but while a dispatcher holds a vreplica its ordinal stays.
+      const replaced = await http('PUT', `${controller.url}${KS}/wide`, manifest(1))
+      assert.equal(replaced.status, 200, JSON.stringify(replaced.body))
+      const highestBusy = async () => {
+        const source = (await http('GET', `${controller.url}${KS}/wide`)).body as {
+          status?: { placements?: { podName: string; vreplicas: number }[] }
+        }
+        const busy = (source.status?.placements ?? []).filter(p => p.vreplicas > 0)
+        return Math.max(-1, ...busy.map(p => Number(p.podName.split('-').at(-1))))
+      }
+      const cuts: string[] = []
+      await eventually(
+        async () => {
+          // Read the placements before the replicas: a StatefulSet never cut below what was placed a moment before.
+          const busy = await highestBusy()
+          const now = (await replicas()).replicas ?? 0
+          if (now < busy + 1) cuts.push(`replicas ${now} with dispatcher-${busy} still holding vreplicas`)
+          return now === 1 && busy === 0
+        },
+        90_000,
+        'replicas 1, the one vreplica on dispatcher-0'
+      )
+      assert.deepEqual(cuts, [])
+    } finally {
+      await Promise.all(dispatchers.map(d => d.stop()))
       await controller.stop()
     }
   })
