@@ -1,11 +1,8 @@
 // What the conformance suite shares: the independent producer (confluent-kafka, test/conformance/kafka_producer.py),
-// the Python CloudEvents sink with what it saw, a self-signed CA and an https sink (the Python sink cannot do TLS),
-// and a source's status.
+// the Python CloudEvents sink with what it saw (over https too), a throw-away CA and certificate, and a source's
+// status.
 import { execFile, execFileSync } from 'node:child_process'
-import { once } from 'node:events'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:https'
-import type { AddressInfo } from 'node:net'
 import { homedir, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { http } from '../helpers/http.ts'
@@ -75,16 +72,36 @@ export interface TracingSink {
   stop(): Promise<void>
 }
 
-/** The Python CloudEvents SDK sink, recording every event's attributes, extensions, data and headers. */
-export async function tracingSink(extra: readonly string[] = []): Promise<TracingSink> {
+/**
+ * The Python CloudEvents SDK sink, recording every event's attributes, extensions, data and headers; with `tls`,
+ * over https (Python's own `ssl` module serving that certificate).
+ */
+export async function tracingSink(
+  extra: readonly string[] = [],
+  tls?: { readonly cert: string; readonly key: string }
+): Promise<TracingSink> {
   const arrived: Arrived[] = []
-  const sink: PythonSink = await startPythonSink(['--trace', '--trace-data', ...extra], line => {
+  const dir = tls === undefined ? undefined : mkdtempSync(join(tmpdir(), 'shoal-conformance-sink-'))
+  const tlsArgs: string[] = []
+  if (dir !== undefined && tls !== undefined) {
+    writeFileSync(join(dir, 'sink.crt'), tls.cert)
+    writeFileSync(join(dir, 'sink.key'), tls.key, { mode: 0o600 })
+    tlsArgs.push('--tls-cert', join(dir, 'sink.crt'), '--tls-key', join(dir, 'sink.key'))
+  }
+  const sink: PythonSink = await startPythonSink(['--trace', '--trace-data', ...tlsArgs, ...extra], line => {
     if (line.kind === 'arrived') arrived.push(line.attributes)
   })
-  return { url: sink.url, arrived, stop: () => sink.stop() }
+  return {
+    url: sink.url,
+    arrived,
+    async stop() {
+      await sink.stop()
+      if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
+    }
+  }
 }
 
-/** A CA and a certificate for 127.0.0.1 signed by it, made with openssl. */
+/** A CA and a certificate for 127.0.0.1 signed by it (a sink's or a broker's), made with openssl. */
 export function certificates(): { ca: string; cert: string; key: string } {
   const dir = mkdtempSync(join(tmpdir(), 'shoal-conformance-'))
   const run = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' })
@@ -130,36 +147,6 @@ export function certificates(): { ca: string; cert: string; key: string } {
     }
   } finally {
     rmSync(dir, { recursive: true, force: true })
-  }
-}
-
-export interface HttpsSink {
-  readonly url: string
-  /** ce-type and ce-id of each request, in arrival order. */
-  readonly received: Array<{ type: string; id: string }>
-  close(): Promise<void>
-}
-
-/** A Node https sink (a server certificate signed by `ca`), since the Python sink cannot do TLS. */
-export async function httpsSink(tls: { cert: string; key: string }): Promise<HttpsSink> {
-  const received: Array<{ type: string; id: string }> = []
-  const server = createServer({ cert: tls.cert, key: tls.key }, (req, res) => {
-    req.resume()
-    req.on('end', () => {
-      received.push({ type: String(req.headers['ce-type']), id: String(req.headers['ce-id']) })
-      res.writeHead(202).end()
-    })
-  })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  return {
-    url: `https://127.0.0.1:${(server.address() as AddressInfo).port}/`,
-    received,
-    close: () =>
-      new Promise(resolve => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      })
   }
 }
 

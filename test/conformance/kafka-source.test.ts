@@ -1,6 +1,6 @@
 // Knative's KafkaSource end-to-end assertions, each stated as Knative states it, against one `shoal controller` and
 // one `shoal dispatcher` process, records produced by confluent-kafka and events received by the CloudEvents Python
-// SDK (an https sink is Node's: the Python sink cannot do TLS). docs/conformance.md has the table.
+// SDK (over https too, with Python's own TLS). docs/conformance.md has the table.
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { startControllerProcess } from '../helpers/controllers.ts'
@@ -11,7 +11,7 @@ import { http } from '../helpers/http.ts'
 import { brokers, createTopic, uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
 import { committedOffsets, describeGroup, endOffsets } from '../kafka-source/helpers.ts'
-import { certificates, httpsSink, isReady, producePython, statusOf, tracingSink } from './helpers.ts'
+import { certificates, isReady, producePython, statusOf, tracingSink } from './helpers.ts'
 import type { Arrived, ProducedRecord, TracingSink } from './helpers.ts'
 
 const KS = '/apis/sources.knative.dev/v1/namespaces/default/kafkasources'
@@ -313,9 +313,9 @@ describe('Knative KafkaSource conformance', () => {
     )
   })
 
-  it(`KafkaSourceTLSSink: "delivers events on sink with ref", "Set sinkURI to HTTPS endpoint", "Set sinkCACerts to non empty CA certs" — a Node https sink, the Python sink has no TLS (${FEATURES})`, async () => {
+  it(`KafkaSourceTLSSink: "delivers events on sink with ref", "Set sinkURI to HTTPS endpoint", "Set sinkCACerts to non empty CA certs" — the Python SDK sink over https, its CA in sink.CACerts (${FEATURES})`, async () => {
     const tls = certificates()
-    const secure = await httpsSink(tls)
+    const secure = await tracingSink([], tls)
     try {
       const ca = tls.ca
         .trim()
@@ -348,11 +348,14 @@ describe('Knative KafkaSource conformance', () => {
       )
       const id = uniqueName('tls-id')
       await producePython(topic, [binaryRecord(id)])
-      await eventually(() => secure.received.some(r => r.id === id), 30_000, 'the event at the https sink')
+      const e = await eventually(() => secure.arrived.find(withId(id)), 30_000, 'the event at the https sink')
+      assert.equal(e['type'], 'com.github.pull.create')
+      assert.equal(e._data, '{"hello":"Francesco"}')
+      assert.equal(status['sinkUri'], secure.url)
       assert.match(String(status['sinkUri']), /^https:\/\//)
       assert.ok(String(status['sinkCACerts'] ?? '').includes('BEGIN CERTIFICATE'))
     } finally {
-      await secure.close()
+      await secure.stop()
     }
   })
 

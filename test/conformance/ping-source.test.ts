@@ -1,6 +1,6 @@
 // Knative's PingSource end-to-end assertions (knative/eventing test/rekt/features/pingsource/features.go), against
-// one `shoal controller` and one `shoal dispatcher` process, events received by the CloudEvents Python SDK sink (an
-// https sink is Node's: the Python sink cannot do TLS).
+// one `shoal controller` and one `shoal dispatcher` process, events received by the CloudEvents Python SDK sink (over
+// https too, with Python's own TLS).
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { startControllerProcess } from '../helpers/controllers.ts'
@@ -10,7 +10,7 @@ import type { DispatcherProcess } from '../helpers/dispatchers.ts'
 import { http } from '../helpers/http.ts'
 import { uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
-import { certificates, httpsSink, isReady, statusOf, tracingSink } from './helpers.ts'
+import { certificates, isReady, statusOf, tracingSink } from './helpers.ts'
 import type { Arrived, TracingSink } from './helpers.ts'
 
 const PS = '/apis/sources.knative.dev/v1/namespaces/default/pingsources'
@@ -113,25 +113,27 @@ describe('Knative PingSource conformance', () => {
     assert.equal(new Date(String(e['time'])).getUTCMilliseconds(), 0)
   })
 
-  it(`SendsEventsTLS: Must "delivers events", "Set sinkURI to HTTPS endpoint", "Set sinkCACerts to non empty CA certs" — a Node https sink, the Python sink has no TLS (${FEATURES})`, async () => {
+  it(`SendsEventsTLS: Must "delivers events", "Set sinkURI to HTTPS endpoint", "Set sinkCACerts to non empty CA certs" — the Python SDK sink over https, its CA in sink.CACerts (${FEATURES})`, async () => {
     const tls = certificates()
-    const secure = await httpsSink(tls)
+    const secure = await tracingSink([], tls)
     try {
       const ca = tls.ca
         .trim()
         .split('\n')
         .map(l => `      ${l}`)
         .join('\n')
-      const { url } = await create(
+      const { name, url } = await create(
         'tls',
         `  schedule: "* * * * * *"\n  sink:\n    uri: "${secure.url}"\n    CACerts: |\n${ca}\n`
       )
-      await eventually(() => secure.received.some(r => r.type === PING), 30_000, 'a ping event at the https sink')
+      const e = await eventually(() => secure.arrived.find(from(name)), 30_000, 'a ping event at the https sink')
+      assert.equal(e['type'], PING)
       const status = await statusOf(url)
+      assert.equal(status['sinkUri'], secure.url)
       assert.match(String(status['sinkUri']), /^https:\/\//)
       assert.ok(String(status['sinkCACerts'] ?? '').includes('BEGIN CERTIFICATE'))
     } finally {
-      await secure.close()
+      await secure.stop()
     }
   })
 })

@@ -41,7 +41,7 @@ export async function startPythonSink(
     })
   })
   return {
-    url: `http://127.0.0.1:${port}/`,
+    url: `${args.includes('--tls-cert') ? 'https' : 'http'}://127.0.0.1:${port}/`,
     child,
     async stop() {
       child.kill('SIGKILL')

@@ -12,9 +12,12 @@ Prints one line per event it accepts, `<id>\t<kafka offset extension or ->`, the
   --trace          also print a line as each event arrives: `>\t` and its attributes and extensions as JSON
   --trace-data     with --trace, add `_data` (the data as text: JSON re-encoded compactly) and `_headers` (the
                    request's headers, names in lower case)
+  --tls-cert FILE  serve https: the server's certificate chain (PEM); needs --tls-key
+  --tls-key FILE   the certificate's private key (PEM)
 """
 import argparse
 import json
+import ssl
 import sys
 import threading
 import time
@@ -32,7 +35,16 @@ parser.add_argument("--close", action="store_true")
 parser.add_argument("--stall-ms", type=float, default=0)
 parser.add_argument("--trace", action="store_true")
 parser.add_argument("--trace-data", action="store_true")
+parser.add_argument("--tls-cert")
+parser.add_argument("--tls-key")
 args = parser.parse_args()
+if (args.tls_cert is None) != (args.tls_key is None):
+    parser.error("--tls-cert and --tls-key go together")
+
+tls = None
+if args.tls_cert:
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(args.tls_cert, args.tls_key)
 
 lock = threading.Lock()
 count = 0
@@ -41,6 +53,12 @@ out = sys.stdout
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as the SDK samples that use ThreadingHTTPServer
+
+    def setup(self):
+        # The handshake runs on the connection's own thread, not in the accept loop (see the wrap below).
+        if tls is not None:
+            self.request.do_handshake()
+        super().setup()
 
     def do_POST(self):
         global count
@@ -94,6 +112,8 @@ class Server(ThreadingHTTPServer):
 
 
 server = Server(("127.0.0.1", args.port), Handler)
+if tls is not None:
+    server.socket = tls.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
 print(f"listening {server.server_address[1]}", flush=True)
 if args.stall_ms:
     time.sleep(args.stall_ms / 1000)
