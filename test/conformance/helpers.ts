@@ -20,6 +20,8 @@ export const KNATIVE_KAFKA = 'knative-extensions/eventing-kafka-broker knative-v
 export interface ProducedRecord {
   readonly partition?: number
   readonly key?: string
+  /** A key that is not text: its bytes in base64 (wins over `key`). */
+  readonly keyBase64?: string
   readonly value: string
   readonly headers?: Readonly<Record<string, string>>
 }

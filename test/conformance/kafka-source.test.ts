@@ -17,6 +17,7 @@ import type { Arrived, ProducedRecord, TracingSink } from './helpers.ts'
 const KS = '/apis/sources.knative.dev/v1/namespaces/default/kafkasources'
 const FEATURES = 'eventing-kafka-broker test/rekt/features/kafka_source.go'
 const E2E_SOURCE = 'eventing-kafka-broker test/e2e_source/helpers/kafka_source.go'
+const KEY_DESERIALIZER = 'eventing-kafka-broker data-plane/dispatcher/.../impl/consumer/KeyDeserializerTest.java'
 
 interface Source {
   readonly name: string
@@ -43,9 +44,17 @@ describe('Knative KafkaSource conformance', () => {
     await sink?.stop()
   })
 
-  function manifest(name: string, topic: string, group: string, sinkUri: string, extra = ''): string {
+  function manifest(
+    name: string,
+    topic: string,
+    group: string,
+    sinkUri: string,
+    extra = '',
+    labels?: Readonly<Record<string, string>>
+  ): string {
+    const metadata = labels === undefined ? `{name: ${name}}` : `{name: ${name}, labels: ${JSON.stringify(labels)}}`
     return (
-      `apiVersion: sources.knative.dev/v1\nkind: KafkaSource\nmetadata: {name: ${name}}\nspec:\n` +
+      `apiVersion: sources.knative.dev/v1\nkind: KafkaSource\nmetadata: ${metadata}\nspec:\n` +
       `  bootstrapServers: [${brokers().join(',')}]\n  topics: [${topic}]\n  consumerGroup: ${group}\n` +
       `  sink: {uri: "${sinkUri}"}\n${extra}`
     )
@@ -55,7 +64,12 @@ describe('Knative KafkaSource conformance', () => {
   async function source(
     label: string,
     extra = '',
-    options: { partitions?: number; sinkUri?: string; before?: (topic: string) => Promise<unknown> } = {}
+    options: {
+      partitions?: number
+      sinkUri?: string
+      labels?: Readonly<Record<string, string>>
+      before?: (topic: string) => Promise<unknown>
+    } = {}
   ): Promise<Source> {
     const name = uniqueName(label)
       .toLowerCase()
@@ -69,7 +83,7 @@ describe('Knative KafkaSource conformance', () => {
     const created = await http(
       'POST',
       `${controller.url}${KS}`,
-      manifest(name, topic, group, options.sinkUri ?? sink.url, extra)
+      manifest(name, topic, group, options.sinkUri ?? sink.url, extra, options.labels)
     )
     assert.equal(created.status, 201, JSON.stringify(created.body))
     const url = `${controller.url}${KS}/${name}`
@@ -274,6 +288,23 @@ describe('Knative KafkaSource conformance', () => {
       30_000,
       'committed to the end'
     )
+  })
+
+  it(`KeyDeserializer int: with the label kafkasources.sources.knative.dev/key-type: int, the 4-byte big-endian key 00 00 00 2a arrives as key 42 (${KEY_DESERIALIZER}; issue 23's check)`, async () => {
+    const s = await source('key-int', '', { labels: { 'kafkasources.sources.knative.dev/key-type': 'int' } })
+    const key = Buffer.from([0x00, 0x00, 0x00, 0x2a]).toString('base64')
+    const [[partition, offset]] = (await producePython(s.topic, [{ keyBase64: key, value: 'int key' }])) as [
+      [number, number]
+    ]
+    const e = await one(
+      e =>
+        e['source'] === `/apis/v1/namespaces/default/kafkasources/${s.name}#${s.topic}` &&
+        e['id'] === `partition:${partition}/offset:${offset}`,
+      "the int-keyed record's event"
+    )
+    assert.equal(e._data, 'int key')
+    assert.equal(e['key'], '42')
+    assert.equal(e['partitionkey'], '42')
   })
 
   it(`KafkaSourceInitialOffsetEarliest: "received event with sequence N" for each record written before the source (${FEATURES})`, async () => {

@@ -2,11 +2,14 @@
 
 Reads one JSON object from stdin:
   {"bootstrap": "host:port,…", "topic": "t", "transactionalId": null | "id", "intervalMs": 0,
-   "records": [{"partition": 0 | null, "key": "k" | null, "value": "text", "headers": {"name": "value"}}],
+   "records": [{"partition": 0 | null, "key": "k" | null, "keyBase64": "AAAAKg==" | null, "value": "text",
+                "headers": {"name": "value"}}],
    "aborted": [same shape: produced in a second transaction that is aborted; needs transactionalId]}
+A record's key is `key` as UTF-8, or the bytes `keyBase64` decodes to (for keys that are not text).
 Produces `records` in order (in one committed transaction when transactionalId is set), waiting intervalMs between
 records, then `aborted`. Prints one line per committed record, `<partition>\t<offset>`, in the order given.
 """
+import base64
 import json
 import sys
 import time
@@ -39,7 +42,9 @@ def send(records, report):
         kwargs = {"value": r["value"].encode()}
         if r.get("partition") is not None:
             kwargs["partition"] = r["partition"]
-        if r.get("key") is not None:
+        if r.get("keyBase64") is not None:
+            kwargs["key"] = base64.b64decode(r["keyBase64"])
+        elif r.get("key") is not None:
             kwargs["key"] = r["key"].encode()
         if r.get("headers"):
             kwargs["headers"] = [(k, v.encode()) for k, v in r["headers"].items()]
