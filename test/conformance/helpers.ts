@@ -30,7 +30,15 @@ export interface ProducedRecord {
 export function producePython(
   topic: string,
   records: readonly ProducedRecord[],
-  options: { transactionalId?: string; aborted?: readonly ProducedRecord[]; intervalMs?: number } = {}
+  options: {
+    transactionalId?: string
+    aborted?: readonly ProducedRecord[]
+    intervalMs?: number
+    /** Another cluster than the test runner's, e.g. a SASL_SSL listener. */
+    bootstrap?: string
+    /** librdkafka settings, e.g. `security.protocol`, `sasl.mechanism`, `ssl.ca.pem`. */
+    config?: Readonly<Record<string, string>>
+  } = {}
 ): Promise<Array<[number, number]>> {
   return new Promise((resolve, reject) => {
     const child = execFile(
@@ -50,7 +58,8 @@ export function producePython(
     )
     child.stdin!.end(
       JSON.stringify({
-        bootstrap: brokers().join(','),
+        bootstrap: options.bootstrap ?? brokers().join(','),
+        config: options.config ?? {},
         topic,
         transactionalId: options.transactionalId ?? null,
         intervalMs: options.intervalMs ?? 0,

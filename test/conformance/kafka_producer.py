@@ -2,6 +2,7 @@
 
 Reads one JSON object from stdin:
   {"bootstrap": "host:port,…", "topic": "t", "transactionalId": null | "id", "intervalMs": 0,
+   "config": {librdkafka setting: value, e.g. security.protocol, sasl.*, ssl.ca.pem},
    "records": [{"partition": 0 | null, "key": "k" | null, "keyBase64": "AAAAKg==" | null, "value": "text",
                 "headers": {"name": "value"}}],
    "aborted": [same shape: produced in a second transaction that is aborted; needs transactionalId]}
@@ -18,6 +19,7 @@ from confluent_kafka import Producer
 
 spec = json.load(sys.stdin)
 config = {"bootstrap.servers": spec["bootstrap"], "enable.idempotence": True, "acks": "all", "linger.ms": 0}
+config.update(spec.get("config") or {})
 if spec.get("transactionalId"):
     config["transactional.id"] = spec["transactionalId"]
 producer = Producer(config)
