@@ -177,6 +177,10 @@ spec:
     const got = await shoal(a.url, 'get', 'kafkasources.v1.sources.knative.dev', 'versions', '-o', 'yaml')
     assert.equal(got.code, 0, got.stderr)
     assert.match(got.stdout, /apiVersion: sources\.knative\.dev\/v1\n/)
+    // and so does shoal describe.
+    const described = await shoal(a.url, 'describe', 'kafkasources.v1.sources.knative.dev', 'versions')
+    assert.equal(described.code, 0, described.stderr)
+    assert.match(described.stdout, /^API Version:\s+sources\.knative\.dev\/v1$/m)
   })
 
   it('accepts the KafkaSource and PingSource examples of the Knative documentation unchanged', async () => {
