@@ -39,7 +39,13 @@ describe('Knative KafkaSource conformance with SASL_SSL brokers', () => {
 
   before(async () => {
     kafka = await startEmbeddedKafka({
-      saslSsl: { users: [{ username: USER, password: PASSWORD }], certificate: tls.cert, privateKey: tls.key }
+      saslSsl: {
+        users: [{ username: USER, password: PASSWORD }],
+        certificate: tls.cert,
+        privateKey: tls.key,
+        // A TLS listener that wants a client certificate the same CA signed (KafkaSourceTLS).
+        clientCa: tls.ca
+      }
     })
     sink = await tracingSink()
     const secretKey = randomBytes(32).toString('base64')
@@ -138,6 +144,51 @@ describe('Knative KafkaSource conformance with SASL_SSL brokers', () => {
     const url = await createSource(uniqueName('sasl').toLowerCase(), topic, secret, secret)
     await eventually(async () => isReady(await statusOf(url)), 90_000, 'the SASL source Ready')
     const id = uniqueName('sasl-id')
+    await produceEvent(topic, id)
+    const e = await eventually(() => sink.arrived.find(x => x['id'] === id), 60_000, `event ${id}`)
+    assert.equal(e._data, '{"hello":"world"}')
+    assert.equal(e['type'], 'com.example.FullEvent')
+  })
+
+  it(`KafkaSourceTLS: "eventshub receiver gets event" matching HasData and HasId — TLS with a client certificate, CA, certificate and key in a Secret (${FEATURES})`, async () => {
+    const topic = await topicOnSecuredCluster('mtls')
+    const secret = uniqueName('tls-secret').toLowerCase()
+    // Knative's test Secret: `ca.crt`, `user.crt`, `user.key`. The client's certificate is signed by the CA the
+    // listener trusts (here the brokers' own pair, which that CA signed).
+    const lines = ['apiVersion: v1', 'kind: Secret', `metadata: {name: ${secret}}`, 'data:']
+    for (const [key, pem] of [
+      ['ca.crt', tls.ca],
+      ['user.crt', tls.cert],
+      ['user.key', tls.key]
+    ] as const) {
+      lines.push(`  ${key}: ${Buffer.from(pem).toString('base64')}`)
+    }
+    const created = await http('POST', `${controller.url}${SECRETS}`, `${lines.join('\n')}\n`)
+    assert.equal(created.status, 201, JSON.stringify(created.body))
+    const name = uniqueName('mtls').toLowerCase()
+    const manifest = [
+      'apiVersion: sources.knative.dev/v1',
+      'kind: KafkaSource',
+      `metadata: {name: ${name}}`,
+      'spec:',
+      `  bootstrapServers: [${kafka.mutualTlsBootstrap}]`,
+      `  topics: [${topic}]`,
+      `  consumerGroup: ${topic}-group`,
+      '  initialOffset: earliest',
+      '  net:',
+      '    tls:',
+      '      enable: true',
+      `      caCert: {secretKeyRef: {name: ${secret}, key: ca.crt}}`,
+      `      cert: {secretKeyRef: {name: ${secret}, key: user.crt}}`,
+      `      key: {secretKeyRef: {name: ${secret}, key: user.key}}`,
+      `  sink: {uri: "${sink.url}"}`,
+      ''
+    ].join('\n')
+    const source = await http('POST', `${controller.url}${KS}`, manifest)
+    assert.equal(source.status, 201, JSON.stringify(source.body))
+    const url = `${controller.url}${KS}/${name}`
+    await eventually(async () => isReady(await statusOf(url)), 90_000, 'the mutual-TLS source Ready')
+    const id = uniqueName('mtls-id')
     await produceEvent(topic, id)
     const e = await eventually(() => sink.arrived.find(x => x['id'] === id), 60_000, `event ${id}`)
     assert.equal(e._data, '{"hello":"world"}')

@@ -112,6 +112,11 @@ class Cluster implements EmbeddedKafka {
     return this.bootstrapBrokers.join(',')
   }
 
+  get mutualTlsBootstrap(): string | undefined {
+    if (this.#init.options.saslSsl?.clientCa === undefined) return undefined
+    return this.#nodes.map(n => `${LOOPBACK}:${n.spec.saslSsl?.mutualTls?.port ?? 0}`).join(',')
+  }
+
   get saslSslBootstrap(): string | undefined {
     if (this.#init.options.saslSsl === undefined) return undefined
     return this.#nodes.map(n => `${LOOPBACK}:${n.spec.saslSsl?.port ?? 0}`).join(',')
@@ -135,7 +140,11 @@ class Cluster implements EmbeddedKafka {
     const { count, port, progress } = this.#init
     const extra = this.#init.options.extraListener
     const saslSsl = this.#init.options.saslSsl
-    const picked = await freePorts((port === 0 ? 2 * count : count) + (extra ? count : 0) + (saslSsl ? count : 0))
+    const mutual = saslSsl?.clientCa !== undefined
+    const picked = await freePorts(
+      (port === 0 ? 2 * count : count) + (extra ? count : 0) + (saslSsl ? count : 0) + (mutual ? count : 0)
+    )
+    const saslPorts = picked.length - (mutual ? 2 * count : count)
     const specs: BrokerSpec[] = []
     for (let i = 0; i < count; i++) {
       const nodeId = i + 1
@@ -151,8 +160,16 @@ class Cluster implements EmbeddedKafka {
         ...(saslSsl
           ? {
               saslSsl: {
-                port: picked[picked.length - count + i]!,
-                keystoreFile: join(this.dataDir, `broker-${nodeId}`, 'keystore.pem')
+                port: picked[saslPorts + i]!,
+                keystoreFile: join(this.dataDir, `broker-${nodeId}`, 'keystore.pem'),
+                ...(mutual
+                  ? {
+                      mutualTls: {
+                        port: picked[picked.length - count + i]!,
+                        truststoreFile: join(this.dataDir, `broker-${nodeId}`, 'truststore.pem')
+                      }
+                    }
+                  : {})
               }
             }
           : {})
@@ -175,6 +192,10 @@ class Cluster implements EmbeddedKafka {
         writeFileSync(spec.saslSsl.keystoreFile, `${saslSsl.privateKey.trim()}\n${saslSsl.certificate.trim()}\n`, {
           mode: 0o600
         })
+        const trust = spec.saslSsl.mutualTls
+        if (trust !== undefined && saslSsl.clientCa !== undefined) {
+          writeFileSync(trust.truststoreFile, `${saslSsl.clientCa.trim()}\n`)
+        }
       }
       writeFileSync(node.configFile, serverProperties(spec, specs))
       writeFileSync(node.log4jFile, log4j2Config(node.logFile))

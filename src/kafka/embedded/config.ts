@@ -20,6 +20,8 @@ export interface BrokerSpec {
     readonly port: number
     /** PEM file holding the broker's private key (unencrypted PKCS#8) and its certificate chain. */
     readonly keystoreFile: string
+    /** A listener with TLS only, requiring a client certificate signed by the CA in `truststoreFile` (PEM). */
+    readonly mutualTls?: { readonly port: number; readonly truststoreFile: string }
   }
 }
 
@@ -37,7 +39,10 @@ export function brokerSettings(broker: BrokerSpec, cluster: readonly BrokerSpec[
   const minIsr = replicated ? '2' : '1'
   const extra = broker.extraListener
   const sasl = broker.saslSsl
-  const secured = sasl === undefined ? '' : `,SASL_SSL://${LOOPBACK}:${sasl.port}`
+  const mtls = sasl?.mutualTls
+  const secured =
+    (sasl === undefined ? '' : `,SASL_SSL://${LOOPBACK}:${sasl.port}`) +
+    (mtls === undefined ? '' : `,SSL://${LOOPBACK}:${mtls.port}`)
   const settings: [string, string][] = [
     // KRaft combined mode: each node is a broker and a controller voter; static voters need no dynamic quorum.
     ['process.roles', 'broker,controller'],
@@ -48,7 +53,8 @@ export function brokerSettings(broker: BrokerSpec, cluster: readonly BrokerSpec[
     [
       'listener.security.protocol.map',
       `CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT${extra ? `,${extra.name}:PLAINTEXT` : ''}` +
-        (sasl === undefined ? '' : ',SASL_SSL:SASL_SSL')
+        (sasl === undefined ? '' : ',SASL_SSL:SASL_SSL') +
+        (mtls === undefined ? '' : ',SSL:SSL')
     ],
     // Loopback only: a development broker is never reachable from the network.
     [
@@ -112,6 +118,16 @@ export function brokerSettings(broker: BrokerSpec, cluster: readonly BrokerSpec[
       ['listener.name.sasl_ssl.ssl.keystore.type', 'PEM'],
       ['listener.name.sasl_ssl.ssl.keystore.location', sasl.keystoreFile],
       ['listener.name.sasl_ssl.ssl.client.auth', 'none']
+    )
+  }
+  if (mtls !== undefined && sasl !== undefined) {
+    // Mutual TLS: the same broker identity, and only clients whose certificate the given CA signed.
+    settings.push(
+      ['listener.name.ssl.ssl.keystore.type', 'PEM'],
+      ['listener.name.ssl.ssl.keystore.location', sasl.keystoreFile],
+      ['listener.name.ssl.ssl.truststore.type', 'PEM'],
+      ['listener.name.ssl.ssl.truststore.location', mtls.truststoreFile],
+      ['listener.name.ssl.ssl.client.auth', 'required']
     )
   }
   if (replicated) {

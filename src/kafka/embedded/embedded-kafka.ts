@@ -34,6 +34,11 @@ export interface StartEmbeddedKafkaOptions {
     readonly users: ReadonlyArray<{ readonly username: string; readonly password: string }>
     readonly certificate: string
     readonly privateKey: string
+    /**
+     * Also a TLS listener that requires a client certificate signed by this CA (PEM): mutual TLS without SASL, on a
+     * port of each broker's own, with the same broker identity.
+     */
+    readonly clientCa?: string
   }
 }
 
@@ -62,6 +67,8 @@ export interface EmbeddedKafka {
   readonly bootstrapBrokers: readonly string[]
   /** Comma-separated `host:port` of every broker's SASL_SSL listener, when started with `saslSsl`. */
   readonly saslSslBootstrap: string | undefined
+  /** Comma-separated `host:port` of every broker's mutual-TLS listener, when started with `saslSsl.clientCa`. */
+  readonly mutualTlsBootstrap: string | undefined
   readonly clusterId: string
   readonly dataDir: string
   /** A snapshot of every node (pids change when a broker is restarted). */
