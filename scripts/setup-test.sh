@@ -8,11 +8,15 @@
 #   - confluent-kafka (librdkafka) from PyPI into the same folder, the independent producer of the conformance suite
 #     (test/conformance/kafka_producer.py).
 # None is fatal: the one test that needs what could not be installed says so.
+# `--python` installs only the Python packages (what a benchmark with a Python sink needs: test/sinks/python-sink.ts).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bash "$SHOAL_ROOT/scripts/setup.sh"
+python_only=""
+[ "${1:-}" = "--python" ] && python_only=1
 
 # Chromium, for test/ui/ui-browser.test.ts.
+if [ -z "$python_only" ]; then
 if [ -z "${SHOAL_SKIP_CHROMIUM:-}" ] && [ ! -x "${SHOAL_CHROMIUM:-/usr/bin/chromium}" ]; then
   if command -v apt-get >/dev/null 2>&1; then
     sudo_cmd=""
@@ -31,6 +35,7 @@ if ! command -v nft >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ] && command -v apt-ge
   { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nftables >/dev/null 2>&1 ||
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nftables >/dev/null; }; } ||
     shoal_say "could not install nftables; npm run test:lab will say it cannot make the lab"
+fi
 fi
 
 # Python packages from PyPI, pinned, into the cache (on PYTHONPATH for the tests that use them); a stamp per package

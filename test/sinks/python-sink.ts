@@ -1,6 +1,7 @@
 // The Python standard-library sink (test/sinks/python_sink.py: the CloudEvents SDK over ThreadingHTTPServer, listen
 // backlog 5) as tests and benchmarks start it. The SDK is installed into the cache by scripts/setup-test.sh.
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import type { ChildProcess } from 'node:child_process'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
@@ -8,6 +9,13 @@ import { createInterface } from 'node:readline'
 
 const script = new URL('./python_sink.py', import.meta.url).pathname
 const PYTHONPATH = join(process.env['SHOAL_CACHE_DIR'] ?? join(homedir(), '.cache', 'shoal'), 'python')
+const setupTest = new URL('../../scripts/setup-test.sh', import.meta.url).pathname
+
+/** The SDK, installed on first use (a benchmark on a new machine that never ran `npm test`), Python packages only. */
+function ensureSdk(): void {
+  if (existsSync(join(PYTHONPATH, '.shoal-cloudevents'))) return
+  execFileSync('bash', [setupTest, '--python'], { stdio: ['ignore', 'inherit', 'inherit'] })
+}
 
 /** An event the sink answered; or, with `--trace`, one that arrived, with its attributes and extensions. */
 export type PythonSinkLine =
@@ -25,6 +33,7 @@ export async function startPythonSink(
   args: readonly string[],
   onLine: (line: PythonSinkLine) => void
 ): Promise<PythonSink> {
+  ensureSdk()
   const child = spawn('python3', [script, ...args], {
     env: { ...process.env, PYTHONPATH },
     stdio: ['ignore', 'pipe', 'inherit']
