@@ -47,7 +47,7 @@ export class OidcTokenKeeper {
     const now = this.#now()
     const stale = audiences.filter(audience => needsRenewal(tokens.get(audience), now))
     const dropped = [...tokens.keys()].filter(audience => !audiences.includes(audience))
-    if (stale.length === 0 && dropped.length === 0 && this.#accounts.has(key)) return
+    if (stale.length === 0 && dropped.length === 0) return
     const next = new Map([...tokens].filter(([audience]) => audiences.includes(audience)))
     for (const audience of stale) {
       try {

@@ -13,18 +13,13 @@ const MD5_HEX = 32
 /**
  * The name of a source's OIDC service account as Knative names it (`<name>-oidc-<group>-<kind>`, lower case): a
  * name too long for 63 characters keeps its first 31 and the MD5 of the whole, then as much of the suffix as fits.
+ * (Knative cuts differently for suffixes under 31 characters; `-oidc-sources.knative.dev-<kind>` never is.)
  */
 export function oidcServiceAccountName(info: Pick<KindInfo, 'group' | 'kind'>, sourceName: string): string {
   const suffix = `-oidc-${info.group}-${info.kind}`
   const whole = `${sourceName}${suffix}`
   if (whole.length <= LONGEST) return whole.toLowerCase()
-  const head = LONGEST - MD5_HEX
-  if (head - suffix.length > 0) {
-    // A short suffix: the name is cut to leave room for the MD5 of the name alone (no Shoal kind gets here).
-    const name = `${sourceName.slice(0, head - suffix.length)}${md5(sourceName)}${suffix}`
-    return name.toLowerCase()
-  }
-  let name = `${sourceName.slice(0, head)}${md5(whole)}`
+  let name = `${sourceName.slice(0, LONGEST - MD5_HEX)}${md5(whole)}`
   if (name.length < LONGEST) name += suffix.slice(0, LONGEST - name.length)
   return name.replace(/-+$/, '').toLowerCase()
 }

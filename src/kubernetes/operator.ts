@@ -260,21 +260,20 @@ export class KubernetesOperator {
   }
 
   /**
-   * Shoal refused the object (bad input), or its OIDC identity could not be made: Ready False with the message, and
-   * a Warning Event once.
+   * Shoal refused the object (bad input), or the OIDC identity `oidcFailed` names could not be made: Ready False with
+   * the message, and a Warning Event once.
    */
   async #refuse(
     info: KindInfo,
     object: KubeSource,
     reason: string,
     message: string,
-    oidc?: OidcAudiences
+    oidcFailed?: OidcAudiences
   ): Promise<void> {
     const key = `${info.kind}|${objectKey(object)}`
     const now = new Date()
     const refused = refusedStatus(object, reason, message, now)
-    const failure = reason === 'OIDCIdentityNotCreated' ? message : undefined
-    await this.#writeStatus(info, object, withOidcStatus(refused, object.status, oidc, failure, now))
+    await this.#writeStatus(info, object, withOidcStatus(refused, object.status, oidcFailed, message, now))
     if (this.#refused.get(key) === message) return
     this.#refused.set(key, message)
     await this.#options.kube.event(info, object, 'Warning', reason, message)

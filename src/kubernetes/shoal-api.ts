@@ -43,17 +43,13 @@ export class ShoalApi {
 
   /** Creates or replaces a Secret (its values are never shown back, so there is nothing to compare). */
   async putSecret(secret: Record<string, unknown>, namespace: string, name: string): Promise<ShoalAnswer> {
-    const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets/${encodeURIComponent(name)}`
-    const replaced = await this.#call('PUT', path, secret)
+    const replaced = await this.#call('PUT', `${secrets(namespace)}/${encodeURIComponent(name)}`, secret)
     if (replaced.ok || replaced.code !== 404) return replaced
-    return this.#call('POST', `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`, secret)
+    return this.#call('POST', secrets(namespace), secret)
   }
 
   removeSecret(namespace: string, name: string): Promise<ShoalAnswer> {
-    return this.#call(
-      'DELETE',
-      `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets/${encodeURIComponent(name)}`
-    )
+    return this.#call('DELETE', `${secrets(namespace)}/${encodeURIComponent(name)}`)
   }
 
   remove(info: KindInfo, namespace: string, name: string): Promise<ShoalAnswer> {
@@ -85,6 +81,10 @@ export class ShoalApi {
       message: typeof parsed['message'] === 'string' ? parsed['message'] : text
     }
   }
+}
+
+function secrets(namespace: string): string {
+  return `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`
 }
 
 function collection(info: KindInfo, apiVersion: string, namespace: string): string {

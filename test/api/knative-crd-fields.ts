@@ -33,6 +33,17 @@ function destination(path: string, refAddressAndGroup: boolean): CrdFields {
   }
 }
 
+/** A field that names a key of a Secret (`secretKeyRef`), at `path`. */
+function secretKeyRef(path: string): CrdFields {
+  return {
+    [path]: 'object',
+    [`${path}.secretKeyRef`]: 'object',
+    [`${path}.secretKeyRef.key`]: 'string',
+    [`${path}.secretKeyRef.name`]: 'string',
+    [`${path}.secretKeyRef.optional`]: 'boolean'
+  }
+}
+
 /** KafkaSource v1beta1 (Knative's storage version): its spec fields. */
 const kafkaSourceV1beta1: CrdFields = {
   'spec.bootstrapServers': 'string[]',
@@ -51,38 +62,14 @@ const kafkaSourceV1beta1: CrdFields = {
   'spec.net': 'object',
   'spec.net.sasl': 'object',
   'spec.net.sasl.enable': 'boolean',
-  'spec.net.sasl.password': 'object',
-  'spec.net.sasl.password.secretKeyRef': 'object',
-  'spec.net.sasl.password.secretKeyRef.key': 'string',
-  'spec.net.sasl.password.secretKeyRef.name': 'string',
-  'spec.net.sasl.password.secretKeyRef.optional': 'boolean',
-  'spec.net.sasl.type': 'object',
-  'spec.net.sasl.type.secretKeyRef': 'object',
-  'spec.net.sasl.type.secretKeyRef.key': 'string',
-  'spec.net.sasl.type.secretKeyRef.name': 'string',
-  'spec.net.sasl.type.secretKeyRef.optional': 'boolean',
-  'spec.net.sasl.user': 'object',
-  'spec.net.sasl.user.secretKeyRef': 'object',
-  'spec.net.sasl.user.secretKeyRef.key': 'string',
-  'spec.net.sasl.user.secretKeyRef.name': 'string',
-  'spec.net.sasl.user.secretKeyRef.optional': 'boolean',
+  ...secretKeyRef('spec.net.sasl.password'),
+  ...secretKeyRef('spec.net.sasl.type'),
+  ...secretKeyRef('spec.net.sasl.user'),
   'spec.net.tls': 'object',
-  'spec.net.tls.caCert': 'object',
-  'spec.net.tls.caCert.secretKeyRef': 'object',
-  'spec.net.tls.caCert.secretKeyRef.key': 'string',
-  'spec.net.tls.caCert.secretKeyRef.name': 'string',
-  'spec.net.tls.caCert.secretKeyRef.optional': 'boolean',
-  'spec.net.tls.cert': 'object',
-  'spec.net.tls.cert.secretKeyRef': 'object',
-  'spec.net.tls.cert.secretKeyRef.key': 'string',
-  'spec.net.tls.cert.secretKeyRef.name': 'string',
-  'spec.net.tls.cert.secretKeyRef.optional': 'boolean',
+  ...secretKeyRef('spec.net.tls.caCert'),
+  ...secretKeyRef('spec.net.tls.cert'),
   'spec.net.tls.enable': 'boolean',
-  'spec.net.tls.key': 'object',
-  'spec.net.tls.key.secretKeyRef': 'object',
-  'spec.net.tls.key.secretKeyRef.key': 'string',
-  'spec.net.tls.key.secretKeyRef.name': 'string',
-  'spec.net.tls.key.secretKeyRef.optional': 'boolean',
+  ...secretKeyRef('spec.net.tls.key'),
   'spec.ordering': 'string',
   ...destination('spec.sink', true),
   'spec.topics': 'string[]'
@@ -93,16 +80,8 @@ export const knativeKafkaSourceFields: Readonly<Record<'v1beta1' | 'v1', CrdFiel
   v1beta1: kafkaSourceV1beta1,
   v1: {
     ...kafkaSourceV1beta1,
-    'spec.net.sasl.roleARN': 'object',
-    'spec.net.sasl.roleARN.secretKeyRef': 'object',
-    'spec.net.sasl.roleARN.secretKeyRef.key': 'string',
-    'spec.net.sasl.roleARN.secretKeyRef.name': 'string',
-    'spec.net.sasl.roleARN.secretKeyRef.optional': 'boolean',
-    'spec.net.sasl.tokenProvider': 'object',
-    'spec.net.sasl.tokenProvider.secretKeyRef': 'object',
-    'spec.net.sasl.tokenProvider.secretKeyRef.key': 'string',
-    'spec.net.sasl.tokenProvider.secretKeyRef.name': 'string',
-    'spec.net.sasl.tokenProvider.secretKeyRef.optional': 'boolean'
+    ...secretKeyRef('spec.net.sasl.roleARN'),
+    ...secretKeyRef('spec.net.sasl.tokenProvider')
   }
 }
 

@@ -82,34 +82,41 @@ describe('Knative KafkaSource conformance with SASL_SSL brokers', () => {
     assert.equal(created.status, 201, JSON.stringify(created.body))
   }
 
-  /** A KafkaSource on the SASL_SSL listener, SASL values from `saslSecret` and the CA from `tlsSecret`, as Knative writes it. */
-  async function createSource(name: string, topic: string, saslSecret: string, tlsSecret: string): Promise<string> {
+  /** A KafkaSource as Knative writes it, on the brokers at `bootstrap`, with `net` (its YAML lines under `net:`). */
+  async function createSource(name: string, topic: string, bootstrap: string, net: readonly string[]): Promise<string> {
     const manifest = [
       'apiVersion: sources.knative.dev/v1',
       'kind: KafkaSource',
       `metadata: {name: ${name}}`,
       'spec:',
-      `  bootstrapServers: [${kafka.saslSslBootstrap}]`,
+      `  bootstrapServers: [${bootstrap}]`,
       `  topics: [${topic}]`,
       `  consumerGroup: ${topic}-group`,
       // A fresh topic read from its start: the record produced once the source is Ready is delivered whenever its
-      // consumer takes its partition (the SASL handshake is not hurried by a race with `latest`).
+      // consumer takes its partition (the TLS handshake is not hurried by a race with `latest`).
       '  initialOffset: earliest',
       '  net:',
-      '    sasl:',
-      '      enable: true',
-      `      user: {secretKeyRef: {name: ${saslSecret}, key: user}}`,
-      `      password: {secretKeyRef: {name: ${saslSecret}, key: password}}`,
-      `      type: {secretKeyRef: {name: ${saslSecret}, key: sasl.mechanism}}`,
-      '    tls:',
-      '      enable: true',
-      `      caCert: {secretKeyRef: {name: ${tlsSecret}, key: ca.crt}}`,
+      ...net.map(line => `    ${line}`),
       `  sink: {uri: "${sink.url}"}`,
       ''
     ].join('\n')
     const created = await http('POST', `${controller.url}${KS}`, manifest)
     assert.equal(created.status, 201, JSON.stringify(created.body))
     return `${controller.url}${KS}/${name}`
+  }
+
+  /** A source on the SASL_SSL listener, SASL values from `saslSecret` and the CA from `tlsSecret`. */
+  function createSaslSource(name: string, topic: string, saslSecret: string, tlsSecret: string): Promise<string> {
+    return createSource(name, topic, kafka.saslSslBootstrap!, [
+      'sasl:',
+      '  enable: true',
+      `  user: {secretKeyRef: {name: ${saslSecret}, key: user}}`,
+      `  password: {secretKeyRef: {name: ${saslSecret}, key: password}}`,
+      `  type: {secretKeyRef: {name: ${saslSecret}, key: sasl.mechanism}}`,
+      'tls:',
+      '  enable: true',
+      `  caCert: {secretKeyRef: {name: ${tlsSecret}, key: ca.crt}}`
+    ])
   }
 
   /** Knative's `cetest.FullEvent()` shape in Kafka's binary content mode, produced by librdkafka over SASL_SSL. */
@@ -141,7 +148,7 @@ describe('Knative KafkaSource conformance with SASL_SSL brokers', () => {
     const topic = await topicOnSecuredCluster('sasl')
     const secret = uniqueName('sasl-secret').toLowerCase()
     await createSecret(secret, 'sasl')
-    const url = await createSource(uniqueName('sasl').toLowerCase(), topic, secret, secret)
+    const url = await createSaslSource(uniqueName('sasl').toLowerCase(), topic, secret, secret)
     await eventually(async () => isReady(await statusOf(url)), 90_000, 'the SASL source Ready')
     const id = uniqueName('sasl-id')
     await produceEvent(topic, id)
@@ -165,28 +172,13 @@ describe('Knative KafkaSource conformance with SASL_SSL brokers', () => {
     }
     const created = await http('POST', `${controller.url}${SECRETS}`, `${lines.join('\n')}\n`)
     assert.equal(created.status, 201, JSON.stringify(created.body))
-    const name = uniqueName('mtls').toLowerCase()
-    const manifest = [
-      'apiVersion: sources.knative.dev/v1',
-      'kind: KafkaSource',
-      `metadata: {name: ${name}}`,
-      'spec:',
-      `  bootstrapServers: [${kafka.mutualTlsBootstrap}]`,
-      `  topics: [${topic}]`,
-      `  consumerGroup: ${topic}-group`,
-      '  initialOffset: earliest',
-      '  net:',
-      '    tls:',
-      '      enable: true',
-      `      caCert: {secretKeyRef: {name: ${secret}, key: ca.crt}}`,
-      `      cert: {secretKeyRef: {name: ${secret}, key: user.crt}}`,
-      `      key: {secretKeyRef: {name: ${secret}, key: user.key}}`,
-      `  sink: {uri: "${sink.url}"}`,
-      ''
-    ].join('\n')
-    const source = await http('POST', `${controller.url}${KS}`, manifest)
-    assert.equal(source.status, 201, JSON.stringify(source.body))
-    const url = `${controller.url}${KS}/${name}`
+    const url = await createSource(uniqueName('mtls').toLowerCase(), topic, kafka.mutualTlsBootstrap!, [
+      'tls:',
+      '  enable: true',
+      `  caCert: {secretKeyRef: {name: ${secret}, key: ca.crt}}`,
+      `  cert: {secretKeyRef: {name: ${secret}, key: user.crt}}`,
+      `  key: {secretKeyRef: {name: ${secret}, key: user.key}}`
+    ])
     await eventually(async () => isReady(await statusOf(url)), 90_000, 'the mutual-TLS source Ready')
     const id = uniqueName('mtls-id')
     await produceEvent(topic, id)
@@ -199,7 +191,7 @@ describe('Knative KafkaSource conformance with SASL_SSL brokers', () => {
     const topic = await topicOnSecuredCluster('secrets-after')
     const saslSecret = uniqueName('sasl-after').toLowerCase()
     const tlsSecret = uniqueName('tls-after').toLowerCase()
-    const url = await createSource(uniqueName('secrets-after').toLowerCase(), topic, saslSecret, tlsSecret)
+    const url = await createSaslSource(uniqueName('secrets-after').toLowerCase(), topic, saslSecret, tlsSecret)
     // Not ready, and saying why: the Secret it names does not exist (not merely not reconciled yet).
     const waiting = await eventually(
       async () => {
