@@ -9,8 +9,11 @@
 export const SUSPECT_AFTER_MS = 2_000
 /** A request unanswered this long is forgotten (it timed out long ago); its broker is given another chance. */
 export const FORGET_AFTER_MS = 60_000
-/** Requests a broker may rightly hold for long: JoinGroup (11) and SyncGroup (14) wait for the other members. */
-const LONG_HELD_API_KEYS: ReadonlySet<number> = new Set([11, 14])
+/**
+ * Requests a broker may rightly hold for long: JoinGroup (11) and SyncGroup (14) wait for the other members, and a
+ * Produce (0) with acks=all for the in-sync replicas (a follower that died holds it until it leaves the ISR).
+ */
+const LONG_HELD_API_KEYS: ReadonlySet<number> = new Set([0, 11, 14])
 
 interface BrokerState {
   /** Requests sent and not answered: request → when it was sent. */
@@ -20,6 +23,8 @@ interface BrokerState {
 
 export class BrokerHealth {
   readonly #brokers = new Map<string, BrokerState>()
+  /** The brokers `newlySuspect` last found suspect. */
+  #suspected = new Set<string>()
 
   /** A request went to `broker` (`host:port`). `request` is any object naming it until `answered`. */
   sent(broker: string, request: object, apiKey: number, now: number): void {
@@ -49,6 +54,17 @@ export class BrokerHealth {
       if (now - sentAt >= SUSPECT_AFTER_MS && state.lastAnswerAt < sentAt) return true
     }
     return false
+  }
+
+  /**
+   * The brokers that turned suspect since the last call (each once per spell: a broker must answer again, and be
+   * suspect again, to be named again).
+   */
+  newlySuspect(now: number): string[] {
+    const suspect = new Set([...this.#brokers.keys()].filter(broker => this.suspect(broker, now)))
+    const turned = [...suspect].filter(broker => !this.#suspected.has(broker))
+    this.#suspected = suspect
+    return turned
   }
 
   /** `brokers` with the suspect ones moved to the end, each part in its given order. */

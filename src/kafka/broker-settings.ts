@@ -2,6 +2,7 @@ import { ConfigResourceTypes } from '@platformatic/kafka'
 import { kafkaClientOptions } from './client-options.ts'
 import type { KafkaConnection } from './client-options.ts'
 import { KafkaAdmin } from './clients.ts'
+import { EMBEDDED_LAG_MS, EMBEDDED_SESSION_MS } from './embedded/config.ts'
 
 /** A broker setting that makes Shoal's liveness unsafe on this cluster, with what to set instead. */
 export interface UnsafeBrokerSetting {
@@ -12,31 +13,47 @@ export interface UnsafeBrokerSetting {
 }
 
 /**
- * The broker settings a dispatcher's heartbeats depend on, judged (pure). Heartbeats are written with acks=all: a
- * follower that died stays in the ISR for `replica.lag.time.max.ms` (Kafka's default: 30 s), and until it leaves,
- * no heartbeat is acknowledged. Longer than the time a dispatcher waits for one before it fences itself (half the
- * liveness timeout), and the death of any broker fences every healthy dispatcher: safe, but an outage. A cluster of
- * one broker has no followers, so nothing to judge.
+ * The broker settings a dispatcher's heartbeats depend on, judged (pure). Heartbeats are written with acks=all, and a
+ * dispatcher fences itself when none was acknowledged for half the liveness timeout (`fenceAfterMs`). Two broker
+ * settings decide how long a broker's death holds every heartbeat:
+ * - `replica.lag.time.max.ms` (Kafka's default 30 s): a dead follower stays in the ISR, holding acks=all writes, until
+ *   the leader's ISR check — run every half of it — finds it behind for that long: up to 1.5 times the setting;
+ * - `broker.session.timeout.ms` (Kafka's default 9 s): a dead leader keeps its partitions until the KRaft controller
+ *   fences it that long after its last heartbeat; only then does a new leader take the heartbeats.
+ * When either is not below the fence time, the death of one broker fences every healthy dispatcher: safe, but an
+ * outage. A cluster of one broker has no followers and no other leader, so nothing to judge.
  */
 export function unsafeBrokerSettings(
   brokers: ReadonlyMap<string, ReadonlyMap<string, string>>,
   fenceAfterMs: number
 ): UnsafeBrokerSetting[] {
   const unsafe: UnsafeBrokerSetting[] = []
-  // One broker has no followers: nothing waits for one.
   if (brokers.size < 2) return unsafe
   for (const [broker, configs] of brokers) {
     const lag = configs.get('replica.lag.time.max.ms')
-    if (lag !== undefined && !(Number(lag) < fenceAfterMs)) {
+    if (lag !== undefined && !(1.5 * Number(lag) < fenceAfterMs)) {
       unsafe.push({
         broker,
         name: 'replica.lag.time.max.ms',
         value: lag,
         problem:
-          `a dead follower holds acks=all heartbeats for up to ${lag} ms, at least the ${fenceAfterMs} ms after which a ` +
-          `dispatcher fences itself: a broker's death fences healthy dispatchers. Set it below ${fenceAfterMs} ms ` +
-          `(shoal kafka start uses 5000 with the default 10 s liveness timeout), or raise --liveness-timeout above ` +
-          `${2 * Number(lag)} ms`
+          `a dead follower holds acks=all heartbeats for up to ${1.5 * Number(lag)} ms (1.5 times the setting), at ` +
+          `least the ${fenceAfterMs} ms after which a dispatcher fences itself: a broker's death fences healthy ` +
+          `dispatchers. Set it below ${Math.floor(fenceAfterMs / 1.5)} ms (shoal kafka start sets ${EMBEDDED_LAG_MS}), ` +
+          `or raise --liveness-timeout above ${3 * Number(lag)} ms`
+      })
+    }
+    const session = configs.get('broker.session.timeout.ms')
+    if (session !== undefined && !(Number(session) < fenceAfterMs)) {
+      unsafe.push({
+        broker,
+        name: 'broker.session.timeout.ms',
+        value: session,
+        problem:
+          `a dead partition leader keeps the members partition for ${session} ms before another broker leads it, at ` +
+          `least the ${fenceAfterMs} ms after which a dispatcher fences itself: a broker's death fences healthy ` +
+          `dispatchers. Set it below ${fenceAfterMs} ms on the KRaft controllers (shoal kafka start sets ` +
+          `${EMBEDDED_SESSION_MS}), or raise --liveness-timeout above ${2 * Number(session)} ms`
       })
     }
   }
@@ -56,7 +73,7 @@ export async function readBrokerSettings(connection: KafkaConnection): Promise<M
       resources: [...cluster.brokers.keys()].map(id => ({
         resourceType: ConfigResourceTypes.BROKER,
         resourceName: String(id),
-        configurationKeys: ['replica.lag.time.max.ms']
+        configurationKeys: ['replica.lag.time.max.ms', 'broker.session.timeout.ms']
       }))
     })
     const settings = new Map<string, Map<string, string>>()

@@ -15,9 +15,36 @@ import { BrokerHealth } from './broker-health.ts'
 export const brokerHealth = new BrokerHealth()
 
 interface ApiRequestContext {
-  readonly connection?: { readonly host?: string; readonly port?: number }
+  readonly connection?: { readonly host?: string; readonly port?: number; readonly socket?: { destroy(): void } }
   readonly apiKey?: number
 }
+
+/**
+ * The connections of the process, by broker, as requests reveal them, so that a broker turning suspect can be dropped
+ * by every client at once: each connection to it is closed, and the requests waiting on it fail now — to be retried
+ * on a broker that answers (a moved partition's new leader, a group's new coordinator) — instead of at their request
+ * timeout, 5–12 s later (docs/kafka.md, "Client timeouts"). Held weakly: a connection that is gone needs no closing.
+ */
+const connectionsTo = new Map<string, Set<WeakRef<NonNullable<ApiRequestContext['connection']>>>>()
+const remembered = new WeakSet<object>()
+/** How often the process looks for brokers that turned suspect. */
+const SUSPECT_CHECK_MS = 250
+
+function remember(key: string, connection: NonNullable<ApiRequestContext['connection']>): void {
+  if (remembered.has(connection)) return
+  remembered.add(connection)
+  let known = connectionsTo.get(key)
+  if (known === undefined) connectionsTo.set(key, (known = new Set()))
+  if (known.size > 100) for (const ref of known) if (ref.deref() === undefined) known.delete(ref)
+  known.add(new WeakRef(connection))
+}
+
+setInterval(() => {
+  for (const key of brokerHealth.newlySuspect(Date.now())) {
+    for (const ref of connectionsTo.get(key) ?? []) ref.deref()?.socket?.destroy()
+    connectionsTo.delete(key)
+  }
+}, SUSPECT_CHECK_MS).unref()
 
 const keyOfConnection = (context: ApiRequestContext): string | undefined =>
   context.connection?.host === undefined ? undefined : `${context.connection.host}:${context.connection.port}`
@@ -25,7 +52,9 @@ const keyOfConnection = (context: ApiRequestContext): string | undefined =>
 tracingChannel<unknown, ApiRequestContext & object>('plt:kafka:connections:api').subscribe({
   start: context => {
     const key = keyOfConnection(context)
-    if (key !== undefined) brokerHealth.sent(key, context, context.apiKey ?? -1, Date.now())
+    if (key === undefined) return
+    brokerHealth.sent(key, context, context.apiKey ?? -1, Date.now())
+    remember(key, context.connection!)
   },
   end: () => {},
   asyncStart: () => {},

@@ -34,6 +34,12 @@ export interface LogTailerOptions {
   readonly fetchLimits?: FetchLimits
 }
 
+/**
+ * A fetch waits at most `maxWaitMs` (500 ms) at the broker: one not answered in this long is overdue, and its broker
+ * may have lost its partitions to another.
+ */
+const FETCH_OVERDUE_MS = 1_500
+
 // Fetch answer error codes handled here (the rest mean "refresh metadata and try again").
 const OFFSET_OUT_OF_RANGE = 1
 
@@ -72,6 +78,10 @@ export class LogTailer {
   /** Fetch requests sent: rotates the order partitions are asked in (see `fetchOrder`). */
   #rounds = 0
   readonly #abort = new AbortController()
+  /** Settles (false) when the tailer closes, so the loop does not wait for a fetch in flight. */
+  readonly #closed = new Promise<boolean>(resolve =>
+    this.#abort.signal.addEventListener('abort', () => resolve(false), { once: true })
+  )
 
   constructor(options: LogTailerOptions) {
     this.#options = options
@@ -124,6 +134,16 @@ export class LogTailer {
     targets: ReadonlyArray<{ topic: string; partitions?: readonly number[] }>,
     options: { timeoutMs?: number } = {}
   ): Promise<void> {
+    const all = this.#barrier(targets)
+    if (options.timeoutMs === undefined) return all
+    // The timeout covers asking for the ends too: a broker that black-holes holds that request for its timeout.
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<void>(resolve => (timer = setTimeout(resolve, options.timeoutMs)))
+    await Promise.race([all.catch(() => undefined), timeout])
+    clearTimeout(timer)
+  }
+
+  async #barrier(targets: ReadonlyArray<{ topic: string; partitions?: readonly number[] }>): Promise<void> {
     const topics = targets.map(t => t.topic)
     const ends = await this.#offsets.listOffsets({ topics, isolationLevel: IsolationLevels.READ_UNCOMMITTED })
     const waits: Promise<void>[] = []
@@ -138,12 +158,7 @@ export class LogTailer {
         if (offset !== undefined) waits.push(this.waitFor(target.topic, partition, offset))
       }
     }
-    const all = Promise.all(waits).then(() => undefined)
-    if (options.timeoutMs === undefined) return all
-    let timer: NodeJS.Timeout | undefined
-    const timeout = new Promise<void>(resolve => (timer = setTimeout(resolve, options.timeoutMs)))
-    await Promise.race([all, timeout])
-    clearTimeout(timer)
+    await Promise.all(waits)
   }
 
   /** Resolves once the tailer's position in a partition reaches `offset`. */
@@ -168,15 +183,41 @@ export class LogTailer {
     return this.#metadata
   }
 
+  /**
+   * Fetches from every leader broker at once, each broker's fetch on its own: a broker that black-holes (a zone lost
+   * or cut off) holds only its own partitions, until its fetch times out, while the others read on — where one round
+   * waited for every broker, one silent broker stopped the whole log for its request timeout and retries (about 20 s;
+   * docs/faults.md). While a fetch is overdue the metadata is asked again, so partitions that got a new leader are
+   * read from it within a second or two of the election.
+   */
   async #run(): Promise<void> {
     let failures = 0
+    const inFlight = new Map<number, { since: number; done: Promise<boolean> }>()
+    let refreshedAt = 0
     while (this.#running) {
       try {
         const metadata = this.#metadata ?? (await this.#refreshMetadata())
-        const stale = await this.#fetchOnce(metadata)
+        const plan = this.#plan(metadata)
+        let stale = plan === undefined
+        for (const [node, parts] of plan ?? []) {
+          if (inFlight.has(node)) continue
+          const done = this.#fetchFromNode(node, parts)
+            .catch(() => true)
+            .finally(() => inFlight.delete(node))
+          inFlight.set(node, { since: Date.now(), done })
+        }
+        if (inFlight.size > 0) {
+          let timer: NodeJS.Timeout | undefined
+          const overdue = new Promise<boolean>(resolve => (timer = setTimeout(() => resolve(false), FETCH_OVERDUE_MS)))
+          stale ||= await Promise.race([...[...inFlight.values()].map(f => f.done), overdue, this.#closed])
+          clearTimeout(timer)
+          const now = Date.now()
+          if ([...inFlight.values()].some(f => now - f.since > FETCH_OVERDUE_MS)) stale ||= now - refreshedAt > 1_000
+        }
         if (stale) {
           // Not at once again: a partition without a leader, or one in error, would make this a busy loop.
           await delay(100, this.#abort.signal)
+          refreshedAt = Date.now()
           await this.#refreshMetadata()
         }
         failures = 0
@@ -190,12 +231,14 @@ export class LogTailer {
     }
   }
 
-  /** One round of fetches, one per leader broker, in parallel. Returns true if metadata looks stale. */
-  async #fetchOnce(metadata: ClusterMetadata): Promise<boolean> {
+  /** The partitions to read, by leader broker; undefined when a topic is not in the metadata (yet). */
+  #plan(
+    metadata: ClusterMetadata
+  ): Map<number, Array<{ topic: string; topicId: string; partition: number; leaderEpoch: number }>> | undefined {
     const byNode = new Map<number, Array<{ topic: string; topicId: string; partition: number; leaderEpoch: number }>>()
     for (const topic of this.#options.topics) {
       const info = metadata.topics.get(topic)
-      if (!info) return true
+      if (!info) return undefined
       info.partitions.forEach((p, partition) => {
         if (this.#options.partitionFilter && !this.#options.partitionFilter(topic, partition, info.partitionsCount))
           return
@@ -204,15 +247,7 @@ export class LogTailer {
         byNode.set(p.leader, list)
       })
     }
-    const results = await Promise.all(
-      [...byNode].map(([node, parts]) =>
-        this.#fetchFromNode(node, parts).then(
-          r => r,
-          () => true
-        )
-      )
-    )
-    return results.some(Boolean)
+    return byNode
   }
 
   async #fetchFromNode(

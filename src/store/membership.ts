@@ -7,6 +7,7 @@ import {
   kafkaClientOptions
 } from '../kafka/index.ts'
 import type { KafkaConnection } from '../kafka/index.ts'
+import { assignBuckets, decodeBucketClaim, encodeBucketClaim } from './bucket-assignor.ts'
 import type { StoreNames } from './names.ts'
 
 /** This replica's share of the buckets after a group rebalance. */
@@ -41,7 +42,21 @@ export class Membership extends EventEmitter<{ assignment: [Assignment]; error: 
       heartbeatInterval: GROUP_HEARTBEAT_INTERVAL_MS,
       rebalanceTimeout: GROUP_REBALANCE_TIMEOUT_MS,
       retries: 10,
-      retryDelay: 500
+      retryDelay: 500,
+      // Each member tells what it holds; the group's leader keeps everyone's buckets where it can (bucket-assignor.ts).
+      protocolsMetadata: () => (this.#current.generation < 0 ? Buffer.alloc(0) : encodeBucketClaim(this.#current)),
+      partitionAssigner: (_self, members, _topics, metadata) => {
+        const topic = options.names.resourcesTopic
+        const count = metadata.topics.get(topic)?.partitionsCount ?? 0
+        const shares = assignBuckets(
+          [...members.values()].map(m => ({ memberId: m.memberId, claim: decodeBucketClaim(m.metadata) })),
+          count
+        )
+        return [...shares].map(([memberId, partitions]) => ({
+          memberId,
+          assignments: new Map([[topic, { topic, partitions }]])
+        }))
+      }
     })
     this.#consumer.on('consumer:group:join', payload => this.#onJoin(payload))
     this.#consumer.on('error', error => this.emit('error', error))

@@ -5,6 +5,7 @@ import { BrokerHealth, FORGET_AFTER_MS, SUSPECT_AFTER_MS } from '../../src/kafka
 
 const METADATA = 3
 const JOIN_GROUP = 11
+const PRODUCE = 0
 
 test('a broker that leaves a request unanswered is suspect once it is old, until it answers again', () => {
   const health = new BrokerHealth()
@@ -28,10 +29,26 @@ test('a broker that answered before the old request was sent stays suspect', () 
   assert.equal(health.suspect('a:1', 20 + SUSPECT_AFTER_MS), false)
 })
 
-test('a JoinGroup held by the coordinator does not make it suspect', () => {
+test('a JoinGroup held by the coordinator, or an acks=all Produce held for the ISR, does not make it suspect', () => {
   const health = new BrokerHealth()
   health.sent('a:1', {}, JOIN_GROUP, 0)
+  health.sent('a:1', {}, PRODUCE, 0)
   assert.equal(health.suspect('a:1', 9_000), false)
+})
+
+test('newlySuspect names a broker once when it turns suspect, and again only after it answered', () => {
+  const health = new BrokerHealth()
+  const stuck = {}
+  health.sent('a:1', stuck, METADATA, 0)
+  health.sent('b:1', {}, METADATA, 0)
+  health.answered('b:1', {}, 10)
+  assert.deepEqual(health.newlySuspect(SUSPECT_AFTER_MS - 1), [])
+  assert.deepEqual(health.newlySuspect(SUSPECT_AFTER_MS), ['a:1'])
+  assert.deepEqual(health.newlySuspect(SUSPECT_AFTER_MS + 500), [], 'still suspect: not named again')
+  health.answered('a:1', stuck, SUSPECT_AFTER_MS + 600)
+  assert.deepEqual(health.newlySuspect(SUSPECT_AFTER_MS + 700), [])
+  health.sent('a:1', {}, METADATA, 10_000)
+  assert.deepEqual(health.newlySuspect(10_000 + SUSPECT_AFTER_MS), ['a:1'], 'a new spell')
 })
 
 test('an unanswered request is forgotten after a minute: the broker gets another chance', () => {

@@ -345,6 +345,10 @@ export class GroupWatcher {
   readonly #changes = new Map<string, number>()
   #polling = false
   polls = 0
+  /** Each group's state as polled, a line per change: when the coordinator moved, what a rebalance waited for. */
+  readonly timeline: string[] = []
+  readonly #last = new Map<string, string>()
+  readonly #startedAt = Date.now()
 
   constructor(groups: readonly string[], bootstrap = brokers().join(',')) {
     this.#groups = groups
@@ -376,6 +380,14 @@ export class GroupWatcher {
       for (const [id, group] of described) {
         const members = [...group.members.values()]
         const generation = Math.max(-1, ...members.map(m => m.metadata?.generationId ?? -1))
+        const line = `${group.state} [${members
+          .map(m => m.groupInstanceId ?? m.clientId)
+          .sort()
+          .join(' ')}]`
+        if (this.#last.get(id) !== line) {
+          this.#last.set(id, line)
+          this.timeline.push(`+${seconds(Date.now() - this.#startedAt)} ${id.slice(-12)}: ${line}`)
+        }
         if (generation >= 0) {
           if (!this.#firstGeneration.has(id)) this.#firstGeneration.set(id, generation)
           this.#generation.set(id, Math.max(generation, this.#generation.get(id) ?? generation))

@@ -241,6 +241,8 @@ describe('drill: a zone cut off from the other zones during traffic', () => {
     } finally {
       await stream?.stop()
       await watcher?.close()
+      // The groups as polled from just before the cut: where the wait for a rebalance went.
+      for (const line of watcher?.timeline ?? []) console.log(`# group ${line}`)
       await faults.heal()
       await producer?.close()
       await pool?.stop()

@@ -27,6 +27,14 @@ export interface BrokerSpec {
 
 export const LOOPBACK = '127.0.0.1'
 
+/**
+ * A replicated embedded cluster's failover settings, within what the dispatchers' heartbeats need (broker-settings.ts):
+ * a dead broker is fenced 2 s after its last heartbeat, and a dead follower leaves the ISR within 3 s (1.5 times the
+ * lag setting), both below the 3 s after which a dispatcher with a 6 s liveness timeout fences itself.
+ */
+export const EMBEDDED_SESSION_MS = 2_000
+export const EMBEDDED_LAG_MS = 1_900
+
 /** `node.id@host:port` of every controller: each broker of the cluster is also a controller voter. */
 export function quorumVoters(brokers: readonly BrokerSpec[]): string {
   return brokers.map(b => `${b.nodeId}@${LOOPBACK}:${b.controllerPort}`).join(',')
@@ -134,8 +142,8 @@ export function brokerSettings(broker: BrokerSpec, cluster: readonly BrokerSpec[
     // Fast failover: a killed broker is fenced, and drops out of ISRs, within a few seconds.
     settings.push(
       ['broker.heartbeat.interval.ms', '500'],
-      ['broker.session.timeout.ms', '3000'],
-      ['replica.lag.time.max.ms', '5000']
+      ['broker.session.timeout.ms', String(EMBEDDED_SESSION_MS)],
+      ['replica.lag.time.max.ms', String(EMBEDDED_LAG_MS)]
     )
   }
   return new Map(settings)
