@@ -22,7 +22,7 @@ const scenario = fc
     ids.chain(memberIds =>
       fc.tuple(
         fc.constant(bucketCount),
-        fc.tuple(...memberIds.map(id => claim(bucketCount).map(c => ({ memberId: id, claim: c }) as BucketMember)))
+        fc.tuple(...memberIds.map(id => claim(bucketCount).map(c => ({ memberId: id, claim: c }))))
       )
     )
   )
@@ -52,7 +52,7 @@ test('every bucket goes to exactly one member, and the shares differ by at most 
         Array.from({ length: bucketCount }, (_, i) => i)
       )
       const sizes = [...shares.values()].map(b => b.length)
-      assert.ok(Math.max(...sizes) - Math.min(...sizes) <= 1, `shares ${sizes}`)
+      assert.ok(Math.max(...sizes) - Math.min(...sizes) <= 1, `shares ${sizes.join(',')}`)
     }),
     { numRuns: 2000 }
   )
@@ -69,7 +69,11 @@ test('bucket 0 stays with its holder while the holder is a member, and nobody gi
       for (const [id, buckets] of shares) {
         const held = [...Array(bucketCount).keys()].filter(b => uncontested(members, b) === id)
         const kept = held.filter(b => buckets.includes(b))
-        assert.equal(kept.length, Math.min(held.length, buckets.length), `${id} held ${held}, got ${buckets}`)
+        assert.equal(
+          kept.length,
+          Math.min(held.length, buckets.length),
+          `${id} held ${held.join(',')}, got ${buckets.join(',')}`
+        )
       }
     }),
     { numRuns: 2000 }
