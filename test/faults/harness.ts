@@ -221,6 +221,8 @@ export class CountingSink {
   readonly answers: Record<string, number> = {}
   /** Sender address → when each 2xx answer to it was given (ms): who delivered, where senders have addresses of their own. */
   readonly acceptedFrom = new Map<string, number[]>()
+  /** `source|partition` → when each 2xx answer of an event of that partition was given, and to which sender address. */
+  readonly partitionAnswers = new Map<string, Array<readonly [at: number, from: string]>>()
   /**
    * Per source, what arrived and what was answered 2xx, in two order lanes at once — each partition, and each key of
    * a partition — for the order a source's mode keeps (test/helpers/lane-order.ts).
@@ -329,9 +331,15 @@ export class CountingSink {
       } else {
         for (const key of keys) this.accepted.set(key, (this.accepted.get(key) ?? 0) + 1)
         const from = req.socket.remoteAddress ?? '?'
+        const now = Date.now()
         const times = this.acceptedFrom.get(from) ?? []
-        times.push(Date.now())
+        times.push(now)
         this.acceptedFrom.set(from, times)
+        for (const partition of new Set(events.map(e => e.partition))) {
+          const answers = this.partitionAnswers.get(`${source}|${partition}`) ?? []
+          answers.push([now, from])
+          this.partitionAnswers.set(`${source}|${partition}`, answers)
+        }
         lanes('answered')
         answer(202, '2xx')
       }

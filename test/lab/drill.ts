@@ -349,6 +349,8 @@ export class GroupWatcher {
   readonly timeline: string[] = []
   readonly #last = new Map<string, string>()
   readonly #startedAt = Date.now()
+  /** Each group's assignment at its latest Stable poll: member (instance id) → partitions of every topic. */
+  readonly #held = new Map<string, Map<string, number[]>>()
 
   constructor(groups: readonly string[], bootstrap = brokers().join(',')) {
     this.#groups = groups
@@ -364,6 +366,11 @@ export class GroupWatcher {
         return [g, Math.max(generations, this.#changes.get(g) ?? 0)]
       })
     )
+  }
+
+  /** The partitions each member (by instance id) of `group` held at its latest Stable poll. */
+  held(group: string): ReadonlyMap<string, readonly number[]> {
+    return this.#held.get(group) ?? new Map()
   }
 
   /** Rebalances seen, over every group. */
@@ -393,6 +400,15 @@ export class GroupWatcher {
           this.#generation.set(id, Math.max(generation, this.#generation.get(id) ?? generation))
         }
         if (group.state !== 'Stable') continue
+        this.#held.set(
+          id,
+          new Map(
+            members.map(m => [
+              m.groupInstanceId ?? m.id,
+              [...(m.assignments?.values() ?? [])].flatMap(a => [...a.partitions]).sort((x, y) => x - y)
+            ])
+          )
+        )
         const fingerprint = members
           .map(m => {
             const assigned = [...(m.assignments?.values() ?? [])]
