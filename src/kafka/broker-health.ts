@@ -10,14 +10,18 @@ export const SUSPECT_AFTER_MS = 2_000
 /** A request unanswered this long is forgotten (it timed out long ago); its broker is given another chance. */
 export const FORGET_AFTER_MS = 60_000
 /**
- * Requests a broker may rightly hold for long: JoinGroup (11) and SyncGroup (14) wait for the other members, and a
- * Produce (0) with acks=all for the in-sync replicas (a follower that died holds it until it leaves the ISR).
+ * An acks=all Produce (0) may rightly wait at the broker for the in-sync replicas: a follower that died holds it until
+ * it leaves the ISR, within 1.5 × `replica.lag.time.max.ms` (under 3 s with the settings Shoal needs,
+ * docs/kafka.md). One unanswered this long makes its broker suspect.
  */
-const LONG_HELD_API_KEYS: ReadonlySet<number> = new Set([0, 11, 14])
+export const PRODUCE_SUSPECT_AFTER_MS = 4_000
+const PRODUCE = 0
+/** Requests a broker may rightly hold for as long as the group needs: JoinGroup (11) and SyncGroup (14). */
+const LONG_HELD_API_KEYS: ReadonlySet<number> = new Set([11, 14])
 
 interface BrokerState {
-  /** Requests sent and not answered: request → when it was sent. */
-  readonly unanswered: Map<object, number>
+  /** Requests sent and not answered: request → when it was sent, and how long it may go unanswered. */
+  readonly unanswered: Map<object, { readonly sentAt: number; readonly patience: number }>
   lastAnswerAt: number
 }
 
@@ -35,7 +39,10 @@ export class BrokerHealth {
       this.#brokers.set(broker, state)
     }
     if (state.unanswered.size > 1_000) this.#forget(state, now)
-    state.unanswered.set(request, now)
+    state.unanswered.set(request, {
+      sentAt: now,
+      patience: apiKey === PRODUCE ? PRODUCE_SUSPECT_AFTER_MS : SUSPECT_AFTER_MS
+    })
   }
 
   answered(broker: string, request: object, now: number): void {
@@ -50,8 +57,8 @@ export class BrokerHealth {
     const state = this.#brokers.get(broker)
     if (!state) return false
     this.#forget(state, now)
-    for (const sentAt of state.unanswered.values()) {
-      if (now - sentAt >= SUSPECT_AFTER_MS && state.lastAnswerAt < sentAt) return true
+    for (const { sentAt, patience } of state.unanswered.values()) {
+      if (now - sentAt >= patience && state.lastAnswerAt < sentAt) return true
     }
     return false
   }
@@ -76,7 +83,7 @@ export class BrokerHealth {
   }
 
   #forget(state: BrokerState, now: number): void {
-    for (const [request, sentAt] of state.unanswered) {
+    for (const [request, { sentAt }] of state.unanswered) {
       if (now - sentAt >= FORGET_AFTER_MS) state.unanswered.delete(request)
     }
   }

@@ -301,6 +301,11 @@ export class ResourceStore {
     }
     const writer = this.#options.openWriter?.(options) ?? new BucketWriter(options)
     this.#writers.set(bucket, writer)
+    const startedAt = Date.now()
+    writer.opened.then(
+      () => log('info', 'bucket taken over', { bucket, attempt, ms: Date.now() - startedAt }),
+      () => undefined
+    )
     writer.opened.catch(error => {
       if (this.#writers.get(bucket) !== writer) return
       this.#writers.delete(bucket)

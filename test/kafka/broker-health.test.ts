@@ -1,7 +1,12 @@
 // Which brokers look gone (src/kafka/broker-health.ts), pure: requests sent and answered at given times.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { BrokerHealth, FORGET_AFTER_MS, SUSPECT_AFTER_MS } from '../../src/kafka/broker-health.ts'
+import {
+  BrokerHealth,
+  FORGET_AFTER_MS,
+  PRODUCE_SUSPECT_AFTER_MS,
+  SUSPECT_AFTER_MS
+} from '../../src/kafka/broker-health.ts'
 
 const METADATA = 3
 const JOIN_GROUP = 11
@@ -29,11 +34,13 @@ test('a broker that answered before the old request was sent stays suspect', () 
   assert.equal(health.suspect('a:1', 20 + SUSPECT_AFTER_MS), false)
 })
 
-test('a JoinGroup held by the coordinator, or an acks=all Produce held for the ISR, does not make it suspect', () => {
+test('a JoinGroup held by the coordinator does not make it suspect; an acks=all Produce only when held past the ISR wait', () => {
   const health = new BrokerHealth()
   health.sent('a:1', {}, JOIN_GROUP, 0)
-  health.sent('a:1', {}, PRODUCE, 0)
   assert.equal(health.suspect('a:1', 9_000), false)
+  health.sent('b:1', {}, PRODUCE, 0)
+  assert.equal(health.suspect('b:1', SUSPECT_AFTER_MS), false, 'a produce may wait for a follower to leave the ISR')
+  assert.equal(health.suspect('b:1', PRODUCE_SUSPECT_AFTER_MS), true)
 })
 
 test('newlySuspect names a broker once when it turns suspect, and again only after it answered', () => {

@@ -103,7 +103,9 @@ describe('drill: the zone of the busy partitions’ leaders lost', () => {
       const lostAt = Date.now()
 
       const outside = brokersOutside(ZONE)
-      const ledAt = await eventually(
+      // Each outcome is awaited from the loss on, side by side: the store's answer does not wait for the drill's own
+      // producer (itself held by the lost leaders), nor the producer for the store.
+      const led = eventually(
         async () => {
           const views = await describeTopics([topic], outside)
           return views.length === PARTITIONS && views.every(v => v.leader > 0 && v.leader !== zoneBroker.nodeId)
@@ -113,13 +115,15 @@ describe('drill: the zone of the busy partitions’ leaders lost', () => {
         120_000,
         `every partition of ${topic} led outside zone ${ZONE}`
       )
-      const producingAt = await eventually(
+      // The first send after the loss holds ids from producedAtLoss + 50 on (the stream sends 50 at a time).
+      const firstAfterLoss = producedAtLoss + 50
+      const producing = eventually(
         async () => (stream!.produced >= producedAtLoss + 200 ? Date.now() : undefined),
         120_000,
         'the producer acknowledged again'
       )
       const markerSink = pingSink.url('markers')
-      const storeAt = await eventually(
+      const storeAnswer = eventually(
         async () => {
           const read = await http('GET', `${api}${PS}`)
           const name = `during-${Date.now()}`
@@ -130,13 +134,13 @@ describe('drill: the zone of the busy partitions’ leaders lost', () => {
         120_000,
         'the store answering a read and a write'
       )
-      const producedAfter = stream.produced
-      const deliveringAt = await eventually(
+      const delivering = eventually(
         async () =>
-          SOURCES.every(s => everyPartitionPast(sink.ids(s), PARTITIONS, producedAfter)) ? Date.now() : undefined,
+          SOURCES.every(s => everyPartitionPast(sink.ids(s), PARTITIONS, firstAfterLoss)) ? Date.now() : undefined,
         120_000,
         'every partition delivered again'
       )
+      const [ledAt, producingAt, storeAt, deliveringAt] = await Promise.all([led, producing, storeAnswer, delivering])
       console.log(isrTable(await describeTopics(topics, outside), `zone ${ZONE} lost (asked of brokers ${outside}):`))
 
       const healAt = await faults.heal()
@@ -152,6 +156,8 @@ describe('drill: the zone of the busy partitions’ leaders lost', () => {
         'loss→leaders moved': ledAt - lostAt,
         'loss→producing': producingAt - lostAt,
         'loss→store answering': storeAt - lostAt,
+        'loss→delivering': deliveringAt - lostAt,
+        'producing→delivering': deliveringAt - producingAt,
         'loss→full service': Math.max(ledAt, producingAt, storeAt, deliveringAt) - lostAt,
         'heal→in sync': syncedAt - healAt,
         took: Date.now() - started
