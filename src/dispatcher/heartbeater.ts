@@ -28,6 +28,16 @@ export interface HeartbeaterOptions {
 const ALL_IN_SYNC = -1
 
 /**
+ * Each heartbeat goes out on this many connections at once, and counts when one of them is acknowledged. On a lossy
+ * link one TCP connection stalls for seconds at a time (each lost segment doubles the retransmission timeout: at
+ * 30 % loss each way, 6 s in about 3 % of round trips), past the fence time and even the liveness timeout: the lab's
+ * 30 % lossy link fenced and declared dead dispatchers that were never cut off. Stalls of two connections are
+ * independent; both stalling that long is about a thousand times rarer. A duplicate heartbeat is harmless: the
+ * members topic is compacted by dispatcher id, and the controllers take the newest.
+ */
+const LANES = 2
+
+/**
  * Sends a dispatcher's heartbeats to `<prefix>.members` and says when they stop getting through. Committed
  * (acks=all), one attempt each, a deadline of one interval: a lost heartbeat is harmless (the next one
  * follows), a stalled one is not — it would hide that the dispatcher is cut off. Staleness is measured
@@ -37,10 +47,10 @@ const ALL_IN_SYNC = -1
 export class Heartbeater extends EventEmitter<{ stale: []; fresh: []; missed: [unknown] }> {
   readonly #options: HeartbeaterOptions
   readonly #clock: () => number
-  #producer: KafkaProducer
+  /** Each lane a producer of its own, so a connection of its own; a heartbeat goes out on every lane. */
+  readonly #lanes: Array<{ producer: KafkaProducer; failures: number }>
   /** Producers made so far: each new one starts its bootstrap list one broker further on. */
   #renewals = 0
-  #failures = 0
   #inFlight: Promise<boolean> | undefined
   #lastAckedSentAt: number | undefined
   #stale = false
@@ -51,7 +61,7 @@ export class Heartbeater extends EventEmitter<{ stale: []; fresh: []; missed: [u
     super()
     this.#options = options
     this.#clock = options.clock ?? (() => performance.now())
-    this.#producer = this.#newProducer()
+    this.#lanes = Array.from({ length: LANES }, () => ({ producer: this.#newProducer(), failures: 0 }))
   }
 
   /** True once no heartbeat sent within the fence time has been acknowledged. */
@@ -105,7 +115,7 @@ export class Heartbeater extends EventEmitter<{ stale: []; fresh: []; missed: [u
 
   async close(): Promise<void> {
     await this.stop()
-    await this.#producer.close(true).catch(() => undefined)
+    await Promise.all(this.#lanes.map(lane => lane.producer.close(true).catch(() => undefined)))
   }
 
   async #send(): Promise<boolean> {
@@ -118,8 +128,26 @@ export class Heartbeater extends EventEmitter<{ stale: []; fresh: []; missed: [u
     return acked
   }
 
+  /** Sends on every lane; true once one of them is acknowledged within the interval. */
   async #produce(value: Buffer | null, headers: Map<Buffer, Buffer>): Promise<boolean> {
-    const producer = this.#producer
+    const sends = this.#lanes.map(lane => this.#produceOn(lane, value, headers))
+    return new Promise<boolean>(resolve => {
+      let pending = sends.length
+      for (const send of sends) {
+        void send.then(acked => {
+          if (acked) resolve(true)
+          else if (--pending === 0) resolve(false)
+        })
+      }
+    })
+  }
+
+  async #produceOn(
+    lane: { producer: KafkaProducer; failures: number },
+    value: Buffer | null,
+    headers: Map<Buffer, Buffer>
+  ): Promise<boolean> {
+    const producer = lane.producer
     let timer: NodeJS.Timeout | undefined
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -145,14 +173,14 @@ export class Heartbeater extends EventEmitter<{ stale: []; fresh: []; missed: [u
         }),
         deadline
       ])
-      this.#failures = 0
+      lane.failures = 0
       return true
     } catch (error) {
       this.emit('missed', error)
       // A connection can be left half-open by a network cut; after two misses start over with a fresh client.
-      if (++this.#failures >= 2 && producer === this.#producer) {
-        this.#failures = 0
-        this.#producer = this.#newProducer()
+      if (++lane.failures >= 2 && producer === lane.producer) {
+        lane.failures = 0
+        lane.producer = this.#newProducer()
         void producer.close(true).catch(() => undefined)
       }
       return false

@@ -9,7 +9,14 @@ import { createServer } from 'node:net'
 import type { AddressInfo, Server, Socket } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { Producer } from '@platformatic/kafka'
-import { LogTailer, kafkaClientOptions, topicPartitions } from '../../src/kafka/index.ts'
+import {
+  KafkaConsumer,
+  KafkaTimeouts,
+  LogTailer,
+  kafkaClientOptions,
+  kafkaConnectionTimeouts,
+  topicPartitions
+} from '../../src/kafka/index.ts'
 import type { KafkaConnection } from '../../src/kafka/index.ts'
 import { brokers, createTopic, uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
@@ -94,3 +101,49 @@ async function withDeadline<T>(promise: Promise<T>, what: string): Promise<T> {
     clearTimeout(timer)
   }
 }
+
+// A request held by a broker that answers nothing fails once the broker turns suspect — its connections are dropped
+// (src/kafka/clients.ts) — and is retried on a live broker, well before the client's own request timeout: 12 s for a
+// group member, whose JoinGroup a coordinator may hold that long. A fresh silent broker, listed first and unknown to
+// the process, so the client does ask it first.
+describe('a group member whose first broker turns silent', () => {
+  const sockets = new Set<Socket>()
+  let closed = 0
+  const silent = createServer(socket => {
+    sockets.add(socket)
+    socket.on('data', () => {})
+    socket.on('close', () => (sockets.delete(socket), closed++))
+  })
+  after(() => {
+    for (const socket of sockets) socket.destroy()
+    silent.close()
+  })
+
+  it('gets its answer from the live broker before one of its request timeouts', async () => {
+    silent.listen(0, '127.0.0.1')
+    await once(silent, 'listening')
+    const topic = uniqueName('silent-group')
+    await createTopic(topic)
+    const consumer = new KafkaConsumer({
+      clientId: uniqueName('silent-group'),
+      bootstrapBrokers: [`127.0.0.1:${(silent.address() as AddressInfo).port}`, ...brokers()],
+      ...kafkaConnectionTimeouts('group'),
+      groupId: uniqueName('silent-group'),
+      retries: 3,
+      retryDelay: 100
+    })
+    try {
+      const started = Date.now()
+      const metadata = await consumer.metadata({ topics: [topic] })
+      const took = Date.now() - started
+      assert.equal(metadata.topics.get(topic)?.partitionsCount, 1)
+      assert.ok(closed >= 1, 'the connection to the silent broker was dropped')
+      assert.ok(
+        took < KafkaTimeouts.groupMs,
+        `answered after ${took} ms: the request waited out its ${KafkaTimeouts.groupMs} ms timeout`
+      )
+    } finally {
+      await consumer.close()
+    }
+  })
+})
