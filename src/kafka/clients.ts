@@ -7,7 +7,15 @@
  * what every connection of the process saw.
  */
 import { tracingChannel } from 'node:diagnostics_channel'
-import { Admin, Consumer, Producer, kGetBootstrapConnection, kGetConnection, kOptions } from '@platformatic/kafka'
+import {
+  Admin,
+  Consumer,
+  NetworkError,
+  Producer,
+  kGetBootstrapConnection,
+  kGetConnection,
+  kOptions
+} from '@platformatic/kafka'
 import type { Broker, Callback, Connection } from '@platformatic/kafka'
 import { BrokerHealth } from './broker-health.ts'
 
@@ -109,19 +117,63 @@ function healthyBootstrapConnection(
   next(0)
 }
 
+/** How long after sending a client back to the metadata it may connect to a suspect broker again (bounceSuspect). */
+const BOUNCE_EVERY_MS = 2_000
+/** Per client: broker → when a connection to it was last refused because it was suspect. */
+const bounced = new WeakMap<object, Map<string, number>>()
+
+/**
+ * A connection asked of a broker that is suspect — one that answers nothing, most likely lost with its zone — is
+ * refused once, as stale metadata: the client asks for metadata again, which by now names the partition's new
+ * leader, instead of spending its connect timeout on the lost broker and retrying there until its cached metadata
+ * ages out (a producer was acknowledged again 10–12 s after its leader's zone was lost). Then, for BOUNCE_EVERY_MS,
+ * it may connect: when the metadata still names that broker, the cluster says it leads, and it is tried. True when
+ * refused.
+ */
+function bounceSuspect(client: object, broker: Broker, callback: Callback<Connection>): boolean {
+  const key = `${broker.host}:${broker.port}`
+  const now = Date.now()
+  if (!brokerHealth.suspect(key, now)) return false
+  let times = bounced.get(client)
+  if (times === undefined) bounced.set(client, (times = new Map()))
+  if (now - (times.get(key) ?? -Infinity) < BOUNCE_EVERY_MS) return false
+  times.set(key, now)
+  callback(
+    new NetworkError(`broker ${key} answers nothing: asking for metadata again`, {
+      canRetry: true,
+      hasStaleMetadata: true,
+      broker
+    }),
+    undefined as unknown as Connection
+  )
+  return true
+}
+
 export class KafkaProducer extends Producer {
+  override [kGetConnection](broker: Broker, callback: Callback<Connection>): void {
+    if (!bounceSuspect(this, broker, callback)) super[kGetConnection](broker, callback)
+  }
+
   override [kGetBootstrapConnection](callback: Callback<Connection>, attempt = 0): void {
     healthyBootstrapConnection(this, callback, attempt, () => super[kGetBootstrapConnection](callback, attempt))
   }
 }
 
 export class KafkaConsumer extends Consumer {
+  override [kGetConnection](broker: Broker, callback: Callback<Connection>): void {
+    if (!bounceSuspect(this, broker, callback)) super[kGetConnection](broker, callback)
+  }
+
   override [kGetBootstrapConnection](callback: Callback<Connection>, attempt = 0): void {
     healthyBootstrapConnection(this, callback, attempt, () => super[kGetBootstrapConnection](callback, attempt))
   }
 }
 
 export class KafkaAdmin extends Admin {
+  override [kGetConnection](broker: Broker, callback: Callback<Connection>): void {
+    if (!bounceSuspect(this, broker, callback)) super[kGetConnection](broker, callback)
+  }
+
   override [kGetBootstrapConnection](callback: Callback<Connection>, attempt = 0): void {
     healthyBootstrapConnection(this, callback, attempt, () => super[kGetBootstrapConnection](callback, attempt))
   }
