@@ -135,7 +135,7 @@ function bounceSuspect(client: object, broker: Broker, callback: Callback<Connec
   const now = Date.now()
   if (!brokerHealth.suspect(key, now)) return false
   let times = bounced.get(client)
-  if (times === undefined) bounced.set(client, (times = new Map()))
+  if (times === undefined) bounced.set(client, (times = new Map<string, number>()))
   if (now - (times.get(key) ?? -Infinity) < BOUNCE_EVERY_MS) return false
   times.set(key, now)
   callback(
@@ -144,7 +144,7 @@ function bounceSuspect(client: object, broker: Broker, callback: Callback<Connec
       hasStaleMetadata: true,
       broker
     }),
-    undefined as unknown as Connection
+    undefined
   )
   return true
 }
