@@ -130,7 +130,10 @@ const bounced = new WeakMap<object, Map<string, number>>()
  * it may connect: when the metadata still names that broker, the cluster says it leads, and it is tried. True when
  * refused.
  */
-function bounceSuspect(client: object, broker: Broker, callback: Callback<Connection>): boolean {
+function bounceSuspect(client: object, broker: Broker | undefined, callback: Callback<Connection>): boolean {
+  // The library asks for a broker its metadata does not know (a coordinator on a broker not listed yet) as undefined,
+  // and answers that itself.
+  if (broker?.host === undefined) return false
   const key = `${broker.host}:${broker.port}`
   const now = Date.now()
   if (!brokerHealth.suspect(key, now)) return false

@@ -45,6 +45,9 @@ function ownerRetryDelay(attempt: number): number {
   return Math.min(500, 25 * 2 ** attempt)
 }
 
+/** How often a forwarded write looks whether its bucket's owner changed. */
+const OWNER_CHECK_MS = 250
+
 /** Waits before trying again to take over a bucket whose writer could not open: 0.5 s, doubling, at most 5 s. */
 function takeOverDelay(attempt: number): number {
   return Math.min(5_000, 500 * 2 ** attempt)
@@ -216,7 +219,8 @@ export class ResourceStore {
       const owner = this.ownerOf(bucket)
       try {
         if (owner.kind === 'self') return await this.write(op)
-        if (owner.kind === 'remote' && forward !== undefined) return await forward(owner.url, op)
+        if (owner.kind === 'remote' && forward !== undefined)
+          return await this.#forwardWhileOwner(bucket, owner, op, forward)
         throw new ShoalError(
           ErrorCodes.UNAVAILABLE,
           `no controller owns bucket ${bucket} right now (rebalance in progress); retry`,
@@ -226,6 +230,44 @@ export class ResourceStore {
         if (!isShoalError(error) || !error.retriable || Date.now() >= deadline) throw error
         await new Promise(resolve => setTimeout(resolve, ownerRetryDelay(attempt)))
       }
+    }
+  }
+
+  /**
+   * Forwards a write to the bucket's owner, until the owner changes: then it fails (retriable), to be tried at the new
+   * owner. An owner lost with its zone answers nothing; its write waited out the forward's 10 s while the group had
+   * given the bucket to another replica after its session timeout (the lab's broker zone loss: the store answered
+   * after 13–14 s). The forward left behind is as a timed-out one: if the lost owner did apply it, the retry meets
+   * what it wrote (a conflict), as after any write whose answer was lost.
+   */
+  async #forwardWhileOwner(
+    bucket: number,
+    owner: { readonly replicaId: string; readonly url: string },
+    op: WriteOp,
+    forward: ForwardWrite
+  ): Promise<WriteResult> {
+    const forwarded = forward(owner.url, op)
+    let timer: NodeJS.Timeout | undefined
+    const moved = new Promise<never>((_, reject) => {
+      timer = setInterval(() => {
+        const now = this.ownerOf(bucket)
+        if (now.kind === 'remote' && now.replicaId === owner.replicaId) return
+        reject(
+          new ShoalError(
+            ErrorCodes.UNAVAILABLE,
+            `bucket ${bucket} moved from ${owner.replicaId} during the write; retry`,
+            {
+              retriable: true
+            }
+          )
+        )
+      }, OWNER_CHECK_MS)
+    })
+    try {
+      return await Promise.race([forwarded, moved])
+    } finally {
+      clearInterval(timer)
+      forwarded.catch(() => undefined)
     }
   }
 

@@ -8,9 +8,11 @@ import { once } from 'node:events'
 import { createServer } from 'node:net'
 import type { AddressInfo, Server, Socket } from 'node:net'
 import { after, before, describe, it } from 'node:test'
-import { Producer } from '@platformatic/kafka'
+import { Producer, kGetConnection } from '@platformatic/kafka'
+import type { Broker } from '@platformatic/kafka'
 import {
   KafkaConsumer,
+  KafkaProducer,
   KafkaTimeouts,
   LogTailer,
   kafkaClientOptions,
@@ -146,4 +148,20 @@ describe('a group member whose first broker turns silent', () => {
       await consumer.close()
     }
   })
+})
+
+// The library asks for a connection to a broker its metadata does not know yet (a group's coordinator) as
+// `undefined`, and answers that with stale-metadata error; Shoal's clients must pass it on, not throw (a controller
+// crashed on it in the lab's broker zone loss).
+it('a connection asked for a broker the metadata does not know is refused as stale metadata, not thrown', async () => {
+  const producer = new KafkaProducer({ clientId: uniqueName('unknown-broker'), bootstrapBrokers: brokers() })
+  try {
+    const error = await new Promise<unknown>(resolve =>
+      producer[kGetConnection](undefined as unknown as Broker, (e: unknown) => resolve(e))
+    )
+    assert.ok(error instanceof Error, String(error))
+    assert.match(error.message, /not available in the current cluster metadata/)
+  } finally {
+    await producer.close()
+  }
 })
