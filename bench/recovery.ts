@@ -9,6 +9,9 @@
 // cuts or loses; SHOAL_LAB_LOSS the lossy link's percentage). --only runs the cases whose name holds the text.
 // Each drill prints its own figures; this script keeps the table `test/lab/run.ts` prints at the end of a run.
 import { spawn } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 
 interface Case {
@@ -45,8 +48,8 @@ const cases = CASES.filter(c => values.only === undefined || c.name.includes(val
 if (cases.length === 0)
   throw new Error(`--only ${values.only}: no case named so (${CASES.map(c => c.name).join(', ')})`)
 
-/** One lab run: its exit code and the rows of the table it printed last. */
-function runLab(c: Case): Promise<{ code: number; rows: string[] }> {
+/** One lab run: its exit code, the rows of the table it printed last, and all it printed (kept when it failed). */
+function runLab(c: Case): Promise<{ code: number; rows: string[]; out: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn('bash', ['scripts/test-lab.sh', ...c.drills.map(d => `test/lab/${d}.lab.ts`)], {
       env: { ...process.env, ...c.env },
@@ -59,7 +62,7 @@ function runLab(c: Case): Promise<{ code: number; rows: string[] }> {
       const lines = out.split('\n')
       const start = lines.findIndex(line => line.startsWith('Lab drills ('))
       const rows = start < 0 ? [] : lines.slice(start + 2).filter(line => /^[a-z-]+ [a-z]/.test(line))
-      resolve({ code: code ?? 1, rows })
+      resolve({ code: code ?? 1, rows, out })
     })
   })
 }
@@ -69,12 +72,17 @@ let failed = 0
 for (let round = 1; round <= rounds; round++) {
   for (const c of cases) {
     const started = Date.now()
-    const { code, rows } = await runLab(c)
-    if (code !== 0) failed++
+    const { code, rows, out } = await runLab(c)
+    let kept = ''
+    if (code !== 0) {
+      failed++
+      kept = join(tmpdir(), `shoal-recovery-${process.pid}-${round}-${c.name.replace(/\W+/g, '-')}.log`)
+      writeFileSync(kept, out)
+    }
     const took = Math.round((Date.now() - started) / 1000)
     const head = `# round ${round}, ${c.name} (${Object.entries(c.env)
       .map(([k, v]) => `${k}=${v}`)
-      .join(' ')}): ${code === 0 ? 'passed' : `FAILED (exit ${code})`} in ${took} s`
+      .join(' ')}): ${code === 0 ? 'passed' : `FAILED (exit ${code}; its output: ${kept})`} in ${took} s`
     process.stdout.write(`${head}\n`)
     results.push(head, ...rows.map(r => `#   ${r}`))
   }

@@ -7,14 +7,11 @@
 // is lost; records keep flowing to the sinks and no second of a PingSource is missing.
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { ensureTopics } from '../../src/kafka/index.ts'
 import { replicas } from '../helpers/controllers.ts'
 import { http } from '../helpers/http.ts'
-import { brokers, uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
-import { PS, TickSink, createEverySecondSources, everySecondManifest, readyTimes } from '../helpers/ticks.ts'
+import { PS, createEverySecondSources, everySecondManifest, readyTimes } from '../helpers/ticks.ts'
 import {
-  CountingSink,
   IdProducer,
   PINGS,
   assertPings,
@@ -27,7 +24,7 @@ import {
   waitReady
 } from '../faults/harness.ts'
 import { pause, resume } from './faults.ts'
-import { Stream, leaderOf, sampleSum, seconds, sinkHost, startPool, timesNote } from './drill.ts'
+import { Stream, leaderOf, sampleSum, seconds, startDrill, startPool, timesNote } from './drill.ts'
 import type { Pool } from './drill.ts'
 import type { LabController } from './shoal.ts'
 
@@ -52,14 +49,7 @@ interface Acked {
 
 describe('drill: the leader controller paused past the session timeout, then resumed', () => {
   it('is replaced, its appends are fenced, and no acknowledged write or record is lost', async () => {
-    const started = Date.now()
-    const prefix = uniqueName('lab-pause')
-    const topic = `${prefix}-topic`
-    await ensureTopics({ brokers: brokers(), clientId: 'drill' }, [
-      { name: topic, partitions: PARTITIONS, configs: {} }
-    ])
-    const sink = await new CountingSink().start(sinkHost().address)
-    const pingSink = await new TickSink().start(sinkHost().address)
+    const { started, prefix, topic, sink, pingSink } = await startDrill('lab-pause', PARTITIONS)
     const producer = new IdProducer('controller-pause', topic, PARTITIONS)
     let pool: Pool | undefined
     let stream: Stream | undefined

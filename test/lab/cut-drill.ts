@@ -8,14 +8,11 @@
 // zones' dispatchers, which deliver on. After the heal the pool settles: every dispatcher Ready, nothing
 // pending, then nothing changing (no flapping). Nothing is lost, no second of a PingSource missing.
 import assert from 'node:assert/strict'
-import { ensureTopics } from '../../src/kafka/index.ts'
 import { storeNames } from '../../src/store/index.ts'
 import { http } from '../helpers/http.ts'
-import { brokers, uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
-import { PS, TickSink, createEverySecondSources, pingPlacements, readyTimes } from '../helpers/ticks.ts'
+import { PS, createEverySecondSources, pingPlacements, readyTimes } from '../helpers/ticks.ts'
 import {
-  CountingSink,
   IdProducer,
   KS,
   PINGS,
@@ -44,7 +41,8 @@ import {
   sinkHost,
   startPool,
   timesNote,
-  waitFullIsr
+  waitFullIsr,
+  startDrill
 } from './drill.ts'
 import type { Pool } from './drill.ts'
 
@@ -68,247 +66,238 @@ const LABELS: Record<CutKind, string> = { zone: 'zone-cut', dispatcher: 'dispatc
  */
 export async function cutDrill(kind: CutKind): Promise<void> {
   const label = LABELS[kind]
-  {
-    const started = Date.now()
-    const prefix = uniqueName('lab-zone')
-    const topic = `${prefix}-topic`
-    await ensureTopics({ brokers: brokers(), clientId: 'drill' }, [
-      { name: topic, partitions: PARTITIONS, configs: {} }
-    ])
-    const sink = await new CountingSink().start(sinkHost().address)
-    const pingSink = await new TickSink().start(sinkHost().address)
-    let producer: IdProducer | undefined
-    const faults = new NetworkFaults(lab())
-    let pool: Pool | undefined
-    let watcher: GroupWatcher | undefined
-    let stream: Stream | undefined
-    try {
-      pool = await startPool(prefix)
-      const first = pool.controllers[0]!.url
-      for (const ordering of SOURCES) {
-        await createSource(first, { name: ordering, topic, sink: sink.url(ordering), consumers: CONSUMERS, ordering })
-      }
-      // Zone a's broker is the first of every client's bootstrap list: cut, it costs Shoal's clients a minute more
-      // (docs/faults.md), past the PingSources' 100-tick catch-up. Unless SHOAL_LAB_ZONE names a zone, the
-      // PingSources are placed (and so the cut) outside it: zone a's dispatchers are cordoned while they are.
-      const avoid = process.env.SHOAL_LAB_ZONE === undefined ? pool.dispatchers.filter(d => d.host.zone === 'a') : []
-      if (avoid.length > 0) await shoalCli(first, ['cordon', ...avoid.map(d => d.id)])
-      await createEverySecondSources(first, PINGS, pingSink)
-      await waitReady(first, SOURCES)
-      const pingsReady = await readyTimes(first, PINGS)
-      if (avoid.length > 0) await shoalCli(first, ['uncordon', ...avoid.map(d => d.id)])
-      const pingsOn = await pingPlacements(first)
-      const pingDispatcher = pool.dispatchers.find(d => d.id === pingsOn.get(PINGS[0]))
-      assert.ok(pingDispatcher, `the PingSources are placed (${JSON.stringify([...pingsOn])})`)
-      // The PingSources' zone; SHOAL_LAB_ZONE names another (zone a: the worst case).
-      const zone = process.env.SHOAL_LAB_ZONE ?? pingDispatcher.host.zone!
-      // A zone's dispatchers, or one: the PingSources' own, or the first of SHOAL_LAB_ZONE.
-      const cut =
-        kind === 'zone'
-          ? pool.dispatchers.filter(d => d.host.zone === zone)
-          : [pingDispatcher.host.zone === zone ? pingDispatcher : pool.dispatchers.find(d => d.host.zone === zone)!]
-      const cutIds = new Set(cut.map(d => d.id))
-      // Asked from outside the cut zone: the cut zone's controller no longer sees the rest of the pool.
-      const api = pool.controllers.find(c => c.host.zone !== zone)!.url
-      const paths = [...SOURCES.map(s => `${KS}/${s}`), ...PINGS.map(p => `${PS}/${p}`)]
-      const groups = await Promise.all(
-        SOURCES.map(async s => (await http('GET', `${api}${KS}/${s}`)).body.spec.consumerGroup as string)
-      )
-      const outsideBrokers = brokersOutside(zone)
-      const made = new IdProducer(label, topic, PARTITIONS, outsideBrokers)
-      producer = made
-      const leaderBefore = await leaderOf(api)
-      const placedBefore = await Promise.all(SOURCES.map(s => placementsOf(api, `${KS}/${s}`)))
-      const onCut = placedBefore.reduce(
-        (n, p) => n + [...p].filter(([d]) => cutIds.has(d)).reduce((m, [, v]) => m + v, 0),
-        0
-      )
-
-      stream = new Stream(made)
-      await eventually(
-        async () => (SOURCES.every(s => sink.ids(s).size >= 600) ? true : undefined),
-        120_000,
-        'the stream flowing to both sources'
-      )
-      watcher = new GroupWatcher(groups, outsideBrokers)
-      const groupWatch = watcher
-      // What the cut zone's members hold when the cut comes: the partitions whose delivery must move elsewhere.
-      const moving = await eventually(
-        () =>
-          groups.every(g => groupWatch.held(g).size > 0)
-            ? SOURCES.flatMap((source, i) =>
-                [...groupWatch.held(groups[i]!)]
-                  .filter(([member]) => cut.some(d => member.startsWith(`${d.id}-`)))
-                  .flatMap(([, partitions]) => partitions.map(partition => ({ source, partition })))
-              )
-            : undefined,
-        60_000,
-        'a stable assignment of both groups'
-      )
-      const producedAtCut = stream.produced
-      // The dispatcher's host keeps reaching the sink host, as a cut zone does: the drill reads its fence from there,
-      // and counts what it delivers while fenced.
-      const others = lab().hosts.filter(h => h.name !== cut[0]!.host.name && h.name !== sinkHost().name)
-      let cutAt = Number.POSITIVE_INFINITY
-      if (kind === 'zone') cutAt = await faults.cutZone(zone)
-      // One host at a time: each is one nft transaction on the host whose rule it is.
-      else
-        for (const h of others) {
-          cutAt = Math.min(cutAt, await faults.cutOneWay(cut[0]!.host.name, h.name))
-          if (kind === 'dispatcher') await faults.cutOneWay(h.name, cut[0]!.host.name)
-        }
-
-      // The cut zone's dispatchers fence themselves, seen over HTTP from the sink host (which still reaches them):
-      // fenced, with nothing of theirs in flight any more.
-      const fencedAt = new Map<string, number>()
-      await eventually(
-        async () => {
-          for (const d of cut) {
-            if (fencedAt.has(d.id) || !(await fenced(d))) continue
-            if ((await metricSum(d.metricsUrl, 'shoal_source_in_flight')) === 0) fencedAt.set(d.id, Date.now())
-          }
-          return fencedAt.size === cut.length ? true : undefined
-        },
-        60_000,
-        `${[...cutIds].join(', ')} fenced`
-      )
-      const deadAt = await eventually(
-        async () => {
-          const states = await dispatcherStates(api)
-          return [...cutIds].every(id => states.get(id) === 'Dead') ? Date.now() : undefined
-        },
-        60_000,
-        `${[...cutIds].join(', ')} declared dead`
-      )
-      const placedAt = await eventually(
-        async () => ((await settledSources(api, paths, cutIds)) ? Date.now() : undefined),
-        120_000,
-        `every source placed outside zone ${zone}, nothing pending`
-      )
-      const deliveringAt = await eventually(
-        async () =>
-          SOURCES.every(s => everyPartitionPast(sink.ids(s), PARTITIONS, producedAtCut + 100)) ? Date.now() : undefined,
-        120_000,
-        'every partition delivered again, from the other zones'
-      )
-      // Delivery of the cut members' partitions resumed: each delivered again, after the cut, from outside the zone
-      // (what the new owners deliver first is what the cut ones had not committed). Unlike every partition past the
-      // ids produced after the cut, this does not wait for the drill's producer, itself held by the lost broker.
-      const cutAddresses = new Set(cut.map(d => d.host.address))
-      const movedAt = Math.max(
-        cutAt,
-        ...moving.map(
-          ({ source, partition }) =>
-            (sink.partitionAnswers.get(`${source}|${partition}`) ?? []).find(
-              ([at, from]) => at >= cutAt && !cutAddresses.has(from.replace(/^::ffff:/, ''))
-            )?.[0] ?? Number.NaN
-        )
-      )
-      const rebalancesCut = watcher.total
-      const leaderDuring = await leaderOf(api)
-
-      // The heal, and the pool settling: every dispatcher Ready and unfenced, every source placed with nothing
-      // pending, and then QUIET_MS with no change of a dispatcher's state or a placement.
-      const healAt = await faults.heal()
-      // What each cut dispatcher's host delivered between its fence and the heal, at either sink: must be nothing.
-      const whileFenced = cut.map(d => {
-        const from = fencedAt.get(d.id)!
-        const events = (sink.acceptedFrom.get(d.host.address) ?? []).filter(t => t > from && t < healAt).length
-        const ticks = PINGS.flatMap(p => pingSink.arrivals(p)).filter(
-          a => a.from === d.host.address && a.atMs > from && a.atMs < healAt
-        ).length
-        return { id: d.id, events, ticks }
-      })
-      const snapshot = async (): Promise<{ ok: boolean; key: string; states: Map<string, string> }> => {
-        const states = await dispatcherStates(api)
-        const placements = await Promise.all(paths.map(p => placementsOf(api, p)))
-        const ready = pool!.dispatchers.every(d => states.get(d.id) === 'Ready')
-        const unfenced = (await Promise.all(pool!.dispatchers.map(d => fenced(d)))).every(f => !f)
-        const ok = ready && unfenced && (await settledSources(api, paths))
-        return { ok, key: JSON.stringify([[...states], placements.map(p => [...p])]), states }
-      }
-      let last = await snapshot()
-      let changedAt = Date.now()
-      let flaps = 0
-      const readySeen = new Set<string>()
-      await eventually(
-        async () => {
-          const now = await snapshot()
-          for (const [id, state] of now.states) {
-            if (state === 'Ready') readySeen.add(id)
-            else if (readySeen.has(id)) flaps++
-          }
-          if (now.key !== last.key || !now.ok) changedAt = Date.now()
-          last = now
-          return now.ok && Date.now() - changedAt >= QUIET_MS ? true : undefined
-        },
-        120_000,
-        `the pool settled after the heal (unchanged for ${QUIET_MS / 1000} s)`
-      )
-      const settledAt = changedAt
-      await stream.stop()
-
-      const sources = SOURCES.map(name => ({ name, sink }))
-      await settle(label, made.produced, sources)
-      const pingsStop = Date.now()
-      const leaderAfter = await leaderOf(api)
-      const times = timesNote({
-        'cut→fenced': Math.max(...[...fencedAt.values()]) - cutAt,
-        'cut→dead': deadAt - cutAt,
-        'cut→placed': placedAt - cutAt,
-        'cut→moved delivering': movedAt - cutAt,
-        'cut→delivering': deliveringAt - cutAt,
-        'heal→settled': settledAt - healAt,
-        took: Date.now() - started
-      })
-      const notes = {
-        zone,
-        cut: kind,
-        cutDispatchers: [...cutIds].join(' '),
-        vreplicasOnCut: onCut,
-        leader: `${leaderBefore?.replicaId}→${leaderDuring?.replicaId}→${leaderAfter?.replicaId}`,
-        rebalances: `${rebalancesCut} during the cut, ${watcher.total} in all`,
-        flaps,
-        deliveredWhileFenced: whileFenced.reduce((n, f) => n + f.events + f.ticks, 0),
-        failedSends: made.failedSends,
-        times
-      }
-      const kafka = reportEach(label, made.produced, sources, notes)
-      const pings = await reportPings(
-        label,
-        pingSink,
-        pingsReady,
-        pingsStop,
-        { zone, times },
-        {
-          cut: cutAt,
-          heal: healAt
-        }
-      )
-      console.log(`# ${label}: cut at +${seconds(cutAt - started)}, ${times}`)
-      for (const f of whileFenced) {
-        assert.deepEqual([f.events, f.ticks], [0, 0], `${f.id} delivered while fenced (events, ticks)`)
-      }
-      for (const figures of kafka) {
-        assert.equal(figures.produced, made.produced.size)
-        assert.equal(figures.lost, 0, `${figures.drill}: lost ${figures.lostIds.slice(0, 20).join(' ')}`)
-      }
-      assertPings(label, pings)
-      assert.equal(flaps, 0, 'a dispatcher left Ready again after the heal')
-    } finally {
-      await stream?.stop()
-      await watcher?.close()
-      // The groups as polled from just before the cut: where the wait for a rebalance went.
-      for (const line of watcher?.timeline ?? []) console.log(`# group ${line}`)
-      await faults.heal()
-      await producer?.close()
-      await pool?.stop()
-      await sink.close()
-      await pingSink.close()
-      const store = storeNames(prefix)
-      await waitFullIsr([topic, store.membersTopic, store.contractsTopic, store.resourcesTopic]).catch(error =>
-        console.log(`# ${label}: ${String(error)}`)
-      )
+  const { started, prefix, topic, sink, pingSink } = await startDrill('lab-zone', PARTITIONS)
+  let producer: IdProducer | undefined
+  const faults = new NetworkFaults(lab())
+  let pool: Pool | undefined
+  let watcher: GroupWatcher | undefined
+  let stream: Stream | undefined
+  try {
+    pool = await startPool(prefix)
+    const first = pool.controllers[0]!.url
+    for (const ordering of SOURCES) {
+      await createSource(first, { name: ordering, topic, sink: sink.url(ordering), consumers: CONSUMERS, ordering })
     }
+    // Zone a's broker is the first of every client's bootstrap list: cut, it costs Shoal's clients a minute more
+    // (docs/faults.md), past the PingSources' 100-tick catch-up. Unless SHOAL_LAB_ZONE names a zone, the
+    // PingSources are placed (and so the cut) outside it: zone a's dispatchers are cordoned while they are.
+    const avoid = process.env.SHOAL_LAB_ZONE === undefined ? pool.dispatchers.filter(d => d.host.zone === 'a') : []
+    if (avoid.length > 0) await shoalCli(first, ['cordon', ...avoid.map(d => d.id)])
+    await createEverySecondSources(first, PINGS, pingSink)
+    await waitReady(first, SOURCES)
+    const pingsReady = await readyTimes(first, PINGS)
+    if (avoid.length > 0) await shoalCli(first, ['uncordon', ...avoid.map(d => d.id)])
+    const pingsOn = await pingPlacements(first)
+    const pingDispatcher = pool.dispatchers.find(d => d.id === pingsOn.get(PINGS[0]))
+    assert.ok(pingDispatcher, `the PingSources are placed (${JSON.stringify([...pingsOn])})`)
+    // The PingSources' zone; SHOAL_LAB_ZONE names another (zone a: the worst case).
+    const zone = process.env.SHOAL_LAB_ZONE ?? pingDispatcher.host.zone!
+    // A zone's dispatchers, or one: the PingSources' own, or the first of SHOAL_LAB_ZONE.
+    const cut =
+      kind === 'zone'
+        ? pool.dispatchers.filter(d => d.host.zone === zone)
+        : [pingDispatcher.host.zone === zone ? pingDispatcher : pool.dispatchers.find(d => d.host.zone === zone)!]
+    const cutIds = new Set(cut.map(d => d.id))
+    // Asked from outside the cut zone: the cut zone's controller no longer sees the rest of the pool.
+    const api = pool.controllers.find(c => c.host.zone !== zone)!.url
+    const paths = [...SOURCES.map(s => `${KS}/${s}`), ...PINGS.map(p => `${PS}/${p}`)]
+    const groups = await Promise.all(
+      SOURCES.map(async s => (await http('GET', `${api}${KS}/${s}`)).body.spec.consumerGroup as string)
+    )
+    const outsideBrokers = brokersOutside(zone)
+    const made = new IdProducer(label, topic, PARTITIONS, outsideBrokers)
+    producer = made
+    const leaderBefore = await leaderOf(api)
+    const placedBefore = await Promise.all(SOURCES.map(s => placementsOf(api, `${KS}/${s}`)))
+    const onCut = placedBefore.reduce(
+      (n, p) => n + [...p].filter(([d]) => cutIds.has(d)).reduce((m, [, v]) => m + v, 0),
+      0
+    )
+
+    stream = new Stream(made)
+    await eventually(
+      async () => (SOURCES.every(s => sink.ids(s).size >= 600) ? true : undefined),
+      120_000,
+      'the stream flowing to both sources'
+    )
+    watcher = new GroupWatcher(groups, outsideBrokers)
+    const groupWatch = watcher
+    // What the cut zone's members hold when the cut comes: the partitions whose delivery must move elsewhere.
+    const moving = await eventually(
+      () =>
+        groups.every(g => groupWatch.held(g).size > 0)
+          ? SOURCES.flatMap((source, i) =>
+              [...groupWatch.held(groups[i]!)]
+                .filter(([member]) => cut.some(d => member.startsWith(`${d.id}-`)))
+                .flatMap(([, partitions]) => partitions.map(partition => ({ source, partition })))
+            )
+          : undefined,
+      60_000,
+      'a stable assignment of both groups'
+    )
+    const producedAtCut = stream.produced
+    // The dispatcher's host keeps reaching the sink host, as a cut zone does: the drill reads its fence from there,
+    // and counts what it delivers while fenced.
+    const others = lab().hosts.filter(h => h.name !== cut[0]!.host.name && h.name !== sinkHost().name)
+    let cutAt = Number.POSITIVE_INFINITY
+    if (kind === 'zone') cutAt = await faults.cutZone(zone)
+    // One host at a time: each is one nft transaction on the host whose rule it is.
+    else
+      for (const h of others) {
+        cutAt = Math.min(cutAt, await faults.cutOneWay(cut[0]!.host.name, h.name))
+        if (kind === 'dispatcher') await faults.cutOneWay(h.name, cut[0]!.host.name)
+      }
+
+    // The cut zone's dispatchers fence themselves, seen over HTTP from the sink host (which still reaches them):
+    // fenced, with nothing of theirs in flight any more.
+    const fencedAt = new Map<string, number>()
+    await eventually(
+      async () => {
+        for (const d of cut) {
+          if (fencedAt.has(d.id) || !(await fenced(d))) continue
+          if ((await metricSum(d.metricsUrl, 'shoal_source_in_flight')) === 0) fencedAt.set(d.id, Date.now())
+        }
+        return fencedAt.size === cut.length ? true : undefined
+      },
+      60_000,
+      `${[...cutIds].join(', ')} fenced`
+    )
+    const deadAt = await eventually(
+      async () => {
+        const states = await dispatcherStates(api)
+        return [...cutIds].every(id => states.get(id) === 'Dead') ? Date.now() : undefined
+      },
+      60_000,
+      `${[...cutIds].join(', ')} declared dead`
+    )
+    const placedAt = await eventually(
+      async () => ((await settledSources(api, paths, cutIds)) ? Date.now() : undefined),
+      120_000,
+      `every source placed outside zone ${zone}, nothing pending`
+    )
+    const deliveringAt = await eventually(
+      async () =>
+        SOURCES.every(s => everyPartitionPast(sink.ids(s), PARTITIONS, producedAtCut + 100)) ? Date.now() : undefined,
+      120_000,
+      'every partition delivered again, from the other zones'
+    )
+    // Delivery of the cut members' partitions resumed: each delivered again, after the cut, from outside the zone
+    // (what the new owners deliver first is what the cut ones had not committed). Unlike every partition past the
+    // ids produced after the cut, this does not wait for the drill's producer, itself held by the lost broker.
+    const cutAddresses = new Set(cut.map(d => d.host.address))
+    const movedAt = Math.max(
+      cutAt,
+      ...moving.map(
+        ({ source, partition }) =>
+          (sink.partitionAnswers.get(`${source}|${partition}`) ?? []).find(
+            ([at, from]) => at >= cutAt && !cutAddresses.has(from.replace(/^::ffff:/, ''))
+          )?.[0] ?? Number.NaN
+      )
+    )
+    const rebalancesCut = watcher.total
+    const leaderDuring = await leaderOf(api)
+
+    // The heal, and the pool settling: every dispatcher Ready and unfenced, every source placed with nothing
+    // pending, and then QUIET_MS with no change of a dispatcher's state or a placement.
+    const healAt = await faults.heal()
+    // What each cut dispatcher's host delivered between its fence and the heal, at either sink: must be nothing.
+    const whileFenced = cut.map(d => {
+      const from = fencedAt.get(d.id)!
+      const events = (sink.acceptedFrom.get(d.host.address) ?? []).filter(t => t > from && t < healAt).length
+      const ticks = PINGS.flatMap(p => pingSink.arrivals(p)).filter(
+        a => a.from === d.host.address && a.atMs > from && a.atMs < healAt
+      ).length
+      return { id: d.id, events, ticks }
+    })
+    const snapshot = async (): Promise<{ ok: boolean; key: string; states: Map<string, string> }> => {
+      const states = await dispatcherStates(api)
+      const placements = await Promise.all(paths.map(p => placementsOf(api, p)))
+      const ready = pool!.dispatchers.every(d => states.get(d.id) === 'Ready')
+      const unfenced = (await Promise.all(pool!.dispatchers.map(d => fenced(d)))).every(f => !f)
+      const ok = ready && unfenced && (await settledSources(api, paths))
+      return { ok, key: JSON.stringify([[...states], placements.map(p => [...p])]), states }
+    }
+    let last = await snapshot()
+    let changedAt = Date.now()
+    let flaps = 0
+    const readySeen = new Set<string>()
+    await eventually(
+      async () => {
+        const now = await snapshot()
+        for (const [id, state] of now.states) {
+          if (state === 'Ready') readySeen.add(id)
+          else if (readySeen.has(id)) flaps++
+        }
+        if (now.key !== last.key || !now.ok) changedAt = Date.now()
+        last = now
+        return now.ok && Date.now() - changedAt >= QUIET_MS ? true : undefined
+      },
+      120_000,
+      `the pool settled after the heal (unchanged for ${QUIET_MS / 1000} s)`
+    )
+    const settledAt = changedAt
+    await stream.stop()
+
+    const sources = SOURCES.map(name => ({ name, sink }))
+    await settle(label, made.produced, sources)
+    const pingsStop = Date.now()
+    const leaderAfter = await leaderOf(api)
+    const times = timesNote({
+      'cut→fenced': Math.max(...[...fencedAt.values()]) - cutAt,
+      'cut→dead': deadAt - cutAt,
+      'cut→placed': placedAt - cutAt,
+      'cut→moved delivering': movedAt - cutAt,
+      'cut→delivering': deliveringAt - cutAt,
+      'heal→settled': settledAt - healAt,
+      took: Date.now() - started
+    })
+    const notes = {
+      zone,
+      cut: kind,
+      cutDispatchers: [...cutIds].join(' '),
+      vreplicasOnCut: onCut,
+      leader: `${leaderBefore?.replicaId}→${leaderDuring?.replicaId}→${leaderAfter?.replicaId}`,
+      rebalances: `${rebalancesCut} during the cut, ${watcher.total} in all`,
+      flaps,
+      deliveredWhileFenced: whileFenced.reduce((n, f) => n + f.events + f.ticks, 0),
+      failedSends: made.failedSends,
+      times
+    }
+    const kafka = reportEach(label, made.produced, sources, notes)
+    const pings = await reportPings(
+      label,
+      pingSink,
+      pingsReady,
+      pingsStop,
+      { zone, times },
+      {
+        cut: cutAt,
+        heal: healAt
+      }
+    )
+    console.log(`# ${label}: cut at +${seconds(cutAt - started)}, ${times}`)
+    for (const f of whileFenced) {
+      assert.deepEqual([f.events, f.ticks], [0, 0], `${f.id} delivered while fenced (events, ticks)`)
+    }
+    for (const figures of kafka) {
+      assert.equal(figures.produced, made.produced.size)
+      assert.equal(figures.lost, 0, `${figures.drill}: lost ${figures.lostIds.slice(0, 20).join(' ')}`)
+    }
+    assertPings(label, pings)
+    assert.equal(flaps, 0, 'a dispatcher left Ready again after the heal')
+  } finally {
+    await stream?.stop()
+    await watcher?.close()
+    // The groups as polled from just before the cut: where the wait for a rebalance went.
+    for (const line of watcher?.timeline ?? []) console.log(`# group ${line}`)
+    await faults.heal()
+    await producer?.close()
+    await pool?.stop()
+    await sink.close()
+    await pingSink.close()
+    const store = storeNames(prefix)
+    await waitFullIsr([topic, store.membersTopic, store.contractsTopic, store.resourcesTopic]).catch(error =>
+      console.log(`# ${label}: ${String(error)}`)
+    )
   }
 }

@@ -9,10 +9,12 @@ import { spawn } from 'node:child_process'
 import { replicas } from '../helpers/controllers.ts'
 import type { Replica } from '../helpers/controllers.ts'
 import { http } from '../helpers/http.ts'
-import { brokers } from '../helpers/kafka.ts'
+import { brokers, uniqueName } from '../helpers/kafka.ts'
 import { captureOutput, shoalBin } from '../helpers/processes.ts'
 import { eventually } from '../helpers/wait.ts'
-import { metricSum, sleep } from '../faults/harness.ts'
+import { CountingSink, metricSum, sleep } from '../faults/harness.ts'
+import { TickSink } from '../helpers/ticks.ts'
+import { ensureTopics } from '../../src/kafka/index.ts'
 import type { IdProducer } from '../faults/harness.ts'
 import { labFromEnv } from './lab.ts'
 import { hostOf, hostsOf } from './net.ts'
@@ -67,6 +69,22 @@ export function brokersOutside(zone: string): string {
 /** Seconds with one decimal, from milliseconds. */
 export function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`
+}
+
+// ---- a drill's start ----
+
+/** What every drill starts with: its prefix, its topic (made), and a counting sink and a tick sink on the sink host. */
+export async function startDrill(
+  name: string,
+  partitions: number
+): Promise<{ started: number; prefix: string; topic: string; sink: CountingSink; pingSink: TickSink }> {
+  const started = Date.now()
+  const prefix = uniqueName(name)
+  const topic = `${prefix}-topic`
+  await ensureTopics({ brokers: brokers(), clientId: 'drill' }, [{ name: topic, partitions, configs: {} }])
+  const sink = await new CountingSink().start(sinkHost().address)
+  const pingSink = await new TickSink().start(sinkHost().address)
+  return { started, prefix, topic, sink, pingSink }
 }
 
 // ---- records ----

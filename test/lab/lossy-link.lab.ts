@@ -5,13 +5,10 @@
 // the dispatchers' state changes as the controllers see them.
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { ensureTopics } from '../../src/kafka/index.ts'
 import { http } from '../helpers/http.ts'
-import { brokers, uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
-import { TickSink, createEverySecondSources, readyTimes } from '../helpers/ticks.ts'
+import { createEverySecondSources, readyTimes } from '../helpers/ticks.ts'
 import {
-  CountingSink,
   IdProducer,
   KS,
   PINGS,
@@ -24,7 +21,7 @@ import {
   waitReady
 } from '../faults/harness.ts'
 import { NetworkFaults } from './faults.ts'
-import { GroupWatcher, Stream, dispatcherStates, lab, sinkHost, startPool, timesNote } from './drill.ts'
+import { GroupWatcher, Stream, dispatcherStates, lab, startDrill, startPool, timesNote } from './drill.ts'
 import type { Pool } from './drill.ts'
 import { hostsOf } from './net.ts'
 
@@ -36,14 +33,7 @@ const WINDOW_MS = 30_000
 
 describe(`drill: a lossy link (${LOSS} %) between the dispatchers and the brokers`, () => {
   it('delivers everything, slower, without a rebalance storm', async () => {
-    const started = Date.now()
-    const prefix = uniqueName('lab-lossy')
-    const topic = `${prefix}-topic`
-    await ensureTopics({ brokers: brokers(), clientId: 'drill' }, [
-      { name: topic, partitions: PARTITIONS, configs: {} }
-    ])
-    const sink = await new CountingSink().start(sinkHost().address)
-    const pingSink = await new TickSink().start(sinkHost().address)
+    const { started, prefix, topic, sink, pingSink } = await startDrill('lab-lossy', PARTITIONS)
     const producer = new IdProducer('lossy-link', topic, PARTITIONS)
     const faults = new NetworkFaults(lab())
     let pool: Pool | undefined
