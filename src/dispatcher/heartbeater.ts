@@ -131,15 +131,9 @@ export class Heartbeater extends EventEmitter<{ stale: []; fresh: []; missed: [u
   /** Sends on every lane; true once one of them is acknowledged within the interval. */
   async #produce(value: Buffer | null, headers: Map<Buffer, Buffer>): Promise<boolean> {
     const sends = this.#lanes.map(lane => this.#produceOn(lane, value, headers))
-    return new Promise<boolean>(resolve => {
-      let pending = sends.length
-      for (const send of sends) {
-        void send.then(acked => {
-          if (acked) resolve(true)
-          else if (--pending === 0) resolve(false)
-        })
-      }
-    })
+    return Promise.any(sends.map(send => send.then(acked => acked || Promise.reject(new Error('missed'))))).catch(
+      () => false
+    )
   }
 
   async #produceOn(

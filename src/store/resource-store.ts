@@ -346,19 +346,18 @@ export class ResourceStore {
     const startedAt = Date.now()
     writer.opened.then(
       () => log('info', 'bucket taken over', { bucket, attempt, ms: Date.now() - startedAt }),
-      () => undefined
+      error => {
+        if (this.#writers.get(bucket) !== writer) return
+        this.#writers.delete(bucket)
+        void writer.close()
+        const delayMs = takeOverDelay(attempt)
+        log('error', 'could not take over a bucket; trying again', { bucket, error: String(error), attempt, delayMs })
+        setTimeout(() => {
+          if (this.#closed || this.#writers.has(bucket) || !this.#assignment.buckets.includes(bucket)) return
+          this.#takeOver(bucket, attempt + 1)
+        }, delayMs).unref()
+      }
     )
-    writer.opened.catch(error => {
-      if (this.#writers.get(bucket) !== writer) return
-      this.#writers.delete(bucket)
-      void writer.close()
-      const delayMs = takeOverDelay(attempt)
-      log('error', 'could not take over a bucket; trying again', { bucket, error: String(error), attempt, delayMs })
-      setTimeout(() => {
-        if (this.#closed || this.#writers.has(bucket) || !this.#assignment.buckets.includes(bucket)) return
-        this.#takeOver(bucket, attempt + 1)
-      }, delayMs).unref()
-    })
   }
 
   async #announce(what: { kind: 'join'; assignment: Assignment } | { kind: 'leave' }): Promise<void> {
