@@ -12,12 +12,14 @@ import {
   Consumer,
   NetworkError,
   Producer,
+  kGetApi,
   kGetBootstrapConnection,
   kGetConnection,
   kOptions
 } from '@platformatic/kafka'
-import type { Broker, Callback, Connection } from '@platformatic/kafka'
+import type { API, Broker, Callback, Connection } from '@platformatic/kafka'
 import { BrokerHealth } from './broker-health.ts'
+import { routedProduce } from './produce-routing.ts'
 
 /** What this process's connections saw of each broker. */
 export const brokerHealth = new BrokerHealth()
@@ -155,6 +157,26 @@ function bounceSuspect(client: object, broker: Broker | undefined, callback: Cal
 export class KafkaProducer extends Producer {
   override [kGetConnection](broker: Broker, callback: Callback<Connection>): void {
     if (!bounceSuspect(this, broker, callback)) super[kGetConnection](broker, callback)
+  }
+
+  /** Produce requests go to each partition's current leader, split when a group's leaders moved apart. */
+  override [kGetApi]<Arguments extends unknown[], Answer>(name: string, callback: Callback<API<Arguments, Answer>>) {
+    if (name !== 'Produce') {
+      super[kGetApi](name, callback)
+      return
+    }
+    super[kGetApi]<Arguments, Answer>(name, (error, api) => {
+      if (error || api === undefined) {
+        callback(error)
+        return
+      }
+      const client = {
+        metadata: () => this.currentMetadata,
+        getConnection: (broker: Broker, done: Callback<Connection>) => this[kGetConnection](broker, done)
+      }
+      // The library's API types are generic over their arguments; this one is the Produce API.
+      callback(null, routedProduce(client, api as never) as never)
+    })
   }
 
   override [kGetBootstrapConnection](callback: Callback<Connection>, attempt = 0): void {
