@@ -10,6 +10,8 @@ import type { Log } from '../log/index.ts'
 export interface MembersSource {
   /** Dispatchers nobody may consider dead yet. */
   liveDispatchers(): readonly MemberStatus[]
+  /** Every dispatcher that has not left, dead or alive (absent: dead dispatchers' members are left to time out). */
+  members?(): readonly MemberStatus[]
   /** The highest incarnation of `id` ever seen, live or not. */
   highestIncarnation?(id: string): number | undefined
   on(event: 'change', listener: () => void): unknown
