@@ -5,6 +5,7 @@ import { OffsetCommitter } from './offset-committer.ts'
 import { SourceMember } from './source-member.ts'
 import type { GroupMemberStatus } from './member-status.ts'
 import type { Batching, Deliver, ConsumerSpec, SourceObserver } from './types.ts'
+import { memberInstanceId } from './static-members.ts'
 import type { FetchLimits, KafkaClientSecurity } from '../kafka/index.ts'
 import type { Log } from '../log/index.ts'
 
@@ -132,7 +133,7 @@ export class SourceRunner {
         clientId: this.#clientId(String(index)),
         source: this.#options.source,
         maxInFlight: this.#maxInFlight,
-        groupInstanceId: `${this.#options.dispatcherId}-${index}`,
+        groupInstanceId: memberInstanceId(this.#options.dispatcherId, index),
         deliver: this.#options.deliver,
         ...(this.#options.batching === undefined ? {} : { batching: this.#options.batching }),
         committer: this.#committer,

@@ -10,14 +10,21 @@
  * dispatcher back) is refused as fenced, not removed.
  */
 import { ConnectionPool, FindCoordinatorKeyTypes, leaveGroupV5 } from '@platformatic/kafka'
+import { ErrorCodes, ShoalError } from '../errors/index.ts'
 import { KafkaAdmin, kafkaClientOptions, kafkaConnectionTimeouts, kafkaSecurityOptions } from '../kafka/index.ts'
 import type { KafkaClientSecurity, KafkaConnection } from '../kafka/index.ts'
 
-/** The group instance ids a dispatcher's members use (`SourceRunner`): `<dispatcher>-<index>`. */
+/** The group instance id of a dispatcher's member `index` of a source: `<dispatcher>-<index>`. */
+export function memberInstanceId(dispatcherId: string, index: number): string {
+  return `${dispatcherId}-${index}`
+}
+
+/** Whether a group instance id is one of `dispatcherId`'s members' (`memberInstanceId`). */
 export function isMemberOf(dispatcherId: string, groupInstanceId: string): boolean {
   return groupInstanceId.startsWith(`${dispatcherId}-`) && /^\d+$/.test(groupInstanceId.slice(dispatcherId.length + 1))
 }
 
+/** Which members of which group `removeStaticMembers` removes, on which cluster, and why. */
 export interface RemoveStaticMembersOptions {
   /** The source's cluster, and the client id to name this client by. */
   readonly connection: KafkaConnection
@@ -25,7 +32,7 @@ export interface RemoveStaticMembersOptions {
   readonly groupId: string
   /** Which members to remove, by group instance id. */
   readonly remove: (groupInstanceId: string) => boolean
-  /** Asked once the members are known, right before they are removed: false stops (the dispatcher came back). */
+  /** Asked right before the LeaveGroup is sent: false stops (the dispatcher came back, the caller stopped). */
   readonly stillWanted?: () => boolean
   /** Told to the coordinator (LeaveGroup's reason, in the broker's log). */
   readonly reason: string
@@ -52,19 +59,21 @@ export async function removeStaticMembers(options: RemoveStaticMembersOptions): 
         ? [{ memberId: m.id, groupInstanceId: m.groupInstanceId, reason: options.reason }]
         : []
     )
-    if (members.length === 0 || options.stillWanted?.() === false) return []
+    if (members.length === 0) return []
     const [coordinator] = await admin.findCoordinator({ keyType: FindCoordinatorKeyTypes.GROUP, keys: [groupId] })
-    if (coordinator === undefined) throw new Error(`no coordinator for the group ${groupId}`)
-    const answer = await leaveGroupV5.api
-      .async(await pool.get({ host: coordinator.host, port: coordinator.port }), groupId, members)
-      .catch((error: unknown) => {
-        // Some members refused (already gone, or rejoined as someone else): the answer still says who left.
-        const response = (error as { response?: Awaited<ReturnType<typeof leaveGroupV5.api.async>> }).response
-        if (response?.members === undefined || response.errorCode !== 0) throw error
-        return response
-      })
+    if (coordinator === undefined) {
+      throw new ShoalError(ErrorCodes.KAFKA, `no coordinator for the group ${groupId}`, { retriable: true })
+    }
+    const to = await pool.get({ host: coordinator.host, port: coordinator.port })
+    if (options.stillWanted?.() === false) return []
+    const answer = await leaveGroupV5.api.async(to, groupId, members).catch((error: unknown) => {
+      // Some members refused (already gone, or rejoined as someone else): the answer still says who left.
+      const response = (error as { response?: Awaited<ReturnType<typeof leaveGroupV5.api.async>> }).response
+      if (response?.members === undefined || response.errorCode !== 0) throw error
+      return response
+    })
     return answer.members.flatMap(m => (m.errorCode === 0 && m.groupInstanceId ? [m.groupInstanceId] : []))
   } finally {
-    await Promise.allSettled([admin.close(), pool.close()])
+    await Promise.allSettled([admin?.close(), pool?.close()])
   }
 }

@@ -8,6 +8,7 @@
  * broker is split: each part goes to its own leader, and the answers are joined into the one the library expects.
  */
 import { promisify } from 'node:util'
+import { MultipleErrors } from '@platformatic/kafka'
 import type { API, Broker, Callback, ClusterMetadata, Connection } from '@platformatic/kafka'
 
 /** What routing needs of a record the library produces. */
@@ -87,7 +88,8 @@ export function routedProduce(client: RoutingClient, api: ProduceApi): ProduceAp
             const leader = metadata.topics.get(topic)?.partitions[partition]?.leader
             return leader !== undefined && brokerAt(leader) !== undefined ? leader : undefined
           })
-    if (parts === undefined || parts.size === 1) {
+    // One leader, the broker the library chose: the request goes as it was made.
+    if (parts === undefined || here === undefined || (parts.size === 1 && parts.has(here))) {
       api(connection, acks, timeout, records, options, callback)
       return
     }
@@ -96,12 +98,20 @@ export function routedProduce(client: RoutingClient, api: ProduceApi): ProduceAp
         ? api.async(connection, acks, timeout, part, options)
         : promisify(client.getConnection)(brokerAt(leader)!).then(to => api.async(to!, acks, timeout, part, options))
     )
-    // Every part is awaited before answering, so that a retry never overlaps a part still in flight.
-    void Promise.allSettled(answers).then(settled => {
-      const failed = settled.find(s => s.status === 'rejected')
-      if (failed !== undefined) callback(failed.reason as Error)
-      else callback(null, joinAnswers(settled.map(s => (s as PromiseFulfilledResult<ProduceAnswer>).value)))
-    })
+    // Every part is awaited before answering, so that a retry never overlaps a part still in flight. Every part's
+    // error is kept: the library decides from all of them whether to retry, refresh its metadata or start over.
+    void Promise.allSettled(answers)
+      .then(settled => {
+        const failed = settled.flatMap(s => (s.status === 'rejected' ? [s.reason as Error] : []))
+        if (failed.length === 1) callback(failed[0]!)
+        else if (failed.length > 1) callback(new MultipleErrors('Producing to several leaders failed.', failed))
+        else callback(null, joinAnswers(settled.map(s => (s as PromiseFulfilledResult<ProduceAnswer>).value)))
+      })
+      .catch((error: unknown) =>
+        queueMicrotask(() => {
+          throw error
+        })
+      )
   }
   const async = (connection: Connection, ...args: ProduceArguments): Promise<ProduceAnswer> =>
     new Promise((resolve, reject) => {

@@ -60,7 +60,11 @@ export class LeaderTerm {
       store: options.store,
       net: this.#net,
       placements: this.#termLog.placements,
-      stillDead: (id, incarnation) => this.#dead().some(m => m.id === id && m.incarnation === incarnation),
+      caughtUp: async () => {
+        await options.members.barrier?.()
+      },
+      stillDead: (id, incarnation) =>
+        !this.#stopped && !this.deposed && this.#dead().some(m => m.id === id && m.incarnation === incarnation),
       log: options.log
     })
     this.#partitions = new PartitionCounts(options.connection.clientId, options.log)

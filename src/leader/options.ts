@@ -12,6 +12,8 @@ export interface MembersSource {
   liveDispatchers(): readonly MemberStatus[]
   /** Every dispatcher that has not left, dead or alive (absent: dead dispatchers' members are left to time out). */
   members?(): readonly MemberStatus[]
+  /** Resolves once every heartbeat appended before the call is applied. */
+  barrier?(): Promise<void>
   /** The highest incarnation of `id` ever seen, live or not. */
   highestIncarnation?(id: string): number | undefined
   on(event: 'change', listener: () => void): unknown
