@@ -170,17 +170,21 @@ export async function cutDrill(kind: CutKind): Promise<void> {
       60_000,
       `${[...cutIds].join(', ')} declared dead`
     )
-    const placedAt = await eventually(
-      async () => ((await settledSources(api, paths, cutIds)) ? Date.now() : undefined),
-      120_000,
-      `every source placed outside zone ${zone}, nothing pending`
-    )
-    const deliveringAt = await eventually(
-      async () =>
-        SOURCES.every(s => everyPartitionPast(sink.ids(s), PARTITIONS, producedAtCut + 100)) ? Date.now() : undefined,
-      120_000,
-      'every partition delivered again, from the other zones'
-    )
+    // Awaited side by side: delivery does not wait for the placement (the groups' remaining members take the cut
+    // members' partitions as soon as those leave), and each time is its own.
+    const [placedAt, deliveringAt] = await Promise.all([
+      eventually(
+        async () => ((await settledSources(api, paths, cutIds)) ? Date.now() : undefined),
+        120_000,
+        `every source placed outside zone ${zone}, nothing pending`
+      ),
+      eventually(
+        async () =>
+          SOURCES.every(s => everyPartitionPast(sink.ids(s), PARTITIONS, producedAtCut + 100)) ? Date.now() : undefined,
+        120_000,
+        'every partition delivered again, from the other zones'
+      )
+    ])
     // Delivery of the cut members' partitions resumed: each delivered again, after the cut, from outside the zone
     // (what the new owners deliver first is what the cut ones had not committed). Unlike every partition past the
     // ids produced after the cut, this does not wait for the drill's producer, itself held by the lost broker.
