@@ -155,6 +155,9 @@ function bounceSuspect(client: object, broker: Broker | undefined, callback: Cal
 }
 
 export class KafkaProducer extends Producer {
+  /** The library's Produce API → the same, routed by leader (see produce-routing.ts). */
+  readonly #routed = new WeakMap<object, ReturnType<typeof routedProduce>>();
+
   override [kGetConnection](broker: Broker, callback: Callback<Connection>): void {
     if (!bounceSuspect(this, broker, callback)) super[kGetConnection](broker, callback)
   }
@@ -170,12 +173,17 @@ export class KafkaProducer extends Producer {
         callback(error)
         return
       }
-      const client = {
-        metadata: () => this.currentMetadata,
-        getConnection: (broker: Broker, done: Callback<Connection>) => this[kGetConnection](broker, done)
+      // Asked for before every Produce request: the wrapper is made once per API version the library picks.
+      let routed = this.#routed.get(api)
+      if (routed === undefined) {
+        const client = {
+          metadata: () => this.currentMetadata,
+          getConnection: (broker: Broker, done: Callback<Connection>) => this[kGetConnection](broker, done)
+        }
+        // The library's API types are generic over their arguments; this one is the Produce API.
+        this.#routed.set(api, (routed = routedProduce(client, api as never)))
       }
-      // The library's API types are generic over their arguments; this one is the Produce API.
-      callback(null, routedProduce(client, api as never) as never)
+      callback(null, routed as never)
     })
   }
 
