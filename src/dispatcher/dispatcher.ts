@@ -13,7 +13,7 @@ import type { DispatcherOptions } from './dispatcher-options.ts'
 import { ensureDispatcherTopics } from './dispatcher-topics.ts'
 import { Heartbeater } from './heartbeater.ts'
 import { nextIncarnation } from './incarnation.ts'
-import { DEFAULT_LIVENESS_TIMEOUT_MS, fenceAfterOf, heartbeatIntervalOf } from './liveness.ts'
+import { DEFAULT_LIVENESS_TIMEOUT_MS, fenceAfterOf, heartbeatDeadlineOf, heartbeatIntervalOf } from './liveness.ts'
 import { checkMemberRecord } from './record-shapes.ts'
 import type { OriginReports, SinkReports } from './sink-reports.ts'
 import type { Log } from '../log/index.ts'
@@ -179,6 +179,7 @@ class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispat
       topic: this.#names.membersTopic,
       id: this.id,
       intervalMs: heartbeatIntervalOf(this.#livenessTimeoutMs),
+      deadlineMs: heartbeatDeadlineOf(this.#livenessTimeoutMs),
       fenceAfterMs: fenceAfterOf(this.#livenessTimeoutMs),
       record: () => this.#heartbeat()
     })
@@ -249,7 +250,11 @@ class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispat
   async #checkBrokerSettings(): Promise<void> {
     try {
       const settings = await readBrokerSettings(this.#connection)
-      for (const unsafe of unsafeBrokerSettings(settings, fenceAfterOf(this.#livenessTimeoutMs))) {
+      const heartbeats = {
+        fenceAfterMs: fenceAfterOf(this.#livenessTimeoutMs),
+        heartbeatIntervalMs: heartbeatIntervalOf(this.#livenessTimeoutMs)
+      }
+      for (const unsafe of unsafeBrokerSettings(settings, heartbeats)) {
         this.#log('warn', `broker ${unsafe.broker}: ${unsafe.name}=${unsafe.value} is unsafe: ${unsafe.problem}`)
       }
     } catch (error) {

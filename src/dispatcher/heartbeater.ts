@@ -11,6 +11,8 @@ export interface HeartbeaterOptions {
   readonly topic: string
   readonly id: string
   readonly intervalMs: number
+  /** How long one heartbeat waits for its acknowledgement, and a connection for the broker (default: the interval). */
+  readonly deadlineMs?: number
   /** No heartbeat sent within this long acknowledged → `stale`. */
   readonly fenceAfterMs: number
   /** The heartbeat to send, built when it is sent. */
@@ -39,7 +41,7 @@ const LANES = 2
 
 /**
  * Sends a dispatcher's heartbeats to `<prefix>.members` and says when they stop getting through. Committed
- * (acks=all), one attempt each, a deadline of one interval: a lost heartbeat is harmless (the next one
+ * (acks=all), one attempt each, a deadline of its own (`deadlineMs`): a lost heartbeat is harmless (the next one
  * follows), a stalled one is not — it would hide that the dispatcher is cut off. Staleness is measured
  * from the *sending* of the newest acknowledged heartbeat, which is no later than its append time, the time
  * controllers count the liveness timeout from.
@@ -62,6 +64,10 @@ export class Heartbeater extends EventEmitter<{ stale: []; fresh: []; missed: [u
     this.#options = options
     this.#clock = options.clock ?? (() => performance.now())
     this.#lanes = Array.from({ length: LANES }, () => ({ producer: this.#newProducer(), failures: 0 }))
+  }
+
+  get #deadlineMs(): number {
+    return this.#options.deadlineMs ?? this.#options.intervalMs
   }
 
   /** True once no heartbeat sent within the fence time has been acknowledged. */
@@ -144,10 +150,7 @@ export class Heartbeater extends EventEmitter<{ stale: []; fresh: []; missed: [u
     const producer = lane.producer
     let timer: NodeJS.Timeout | undefined
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`no acknowledgement within ${this.#options.intervalMs} ms`)),
-        this.#options.intervalMs
-      )
+      timer = setTimeout(() => reject(new Error(`no acknowledgement within ${this.#deadlineMs} ms`)), this.#deadlineMs)
     })
     try {
       await Promise.race([
@@ -192,7 +195,7 @@ export class Heartbeater extends EventEmitter<{ stale: []; fresh: []; missed: [u
   }
 
   #newProducer(): KafkaProducer {
-    const timeout = this.#options.intervalMs
+    const timeout = this.#deadlineMs
     // The client asks its first bootstrap broker for metadata first, and with retries 0 never another: a broker
     // that black-holes (a zone cut off, not refusing) would make every renewed producer miss every heartbeat.
     // Each renewal starts one broker further on, so the next producer asks a broker that may answer.

@@ -14,6 +14,7 @@ export {
   MIN_LIVENESS_TIMEOUT_MS,
   checkLivenessTimeout,
   fenceAfterOf,
+  heartbeatDeadlineOf,
   heartbeatIntervalOf
 } from './liveness.ts'
 export { MembersView } from './members-view.ts'

@@ -2,7 +2,12 @@ import { ConfigResourceTypes } from '@platformatic/kafka'
 import { kafkaClientOptions } from './client-options.ts'
 import type { KafkaConnection } from './client-options.ts'
 import { KafkaAdmin } from './clients.ts'
-import { EMBEDDED_LAG_MS, EMBEDDED_SESSION_MS } from './embedded/config.ts'
+import {
+  EMBEDDED_ELECTION_MS,
+  EMBEDDED_LAG_MS,
+  EMBEDDED_QUORUM_FETCH_MS,
+  EMBEDDED_SESSION_MS
+} from './embedded/config.ts'
 
 /** A broker setting that makes Shoal's liveness unsafe on this cluster, with what to set instead. */
 export interface UnsafeBrokerSetting {
@@ -12,52 +17,100 @@ export interface UnsafeBrokerSetting {
   readonly problem: string
 }
 
+/** What a dispatcher's heartbeats allow a broker failover: it fences itself after `fenceAfterMs` without an ack. */
+export interface HeartbeatTimings {
+  readonly fenceAfterMs: number
+  /** Its heartbeats' interval: the newest acknowledged one may be this old when a failover starts. */
+  readonly heartbeatIntervalMs: number
+}
+
 /**
  * The broker settings a dispatcher's heartbeats depend on, judged (pure). Heartbeats are written with acks=all, and a
- * dispatcher fences itself when none was acknowledged for half the liveness timeout (`fenceAfterMs`). Two broker
- * settings decide how long a broker's death holds every heartbeat:
+ * dispatcher fences itself when none sent in the last `fenceAfterMs` was acknowledged. When a broker's death starts
+ * holding acks=all writes, the newest acknowledged heartbeat was sent up to one heartbeat interval before, so the hold
+ * must end within the fence time less one interval (the budget). Three kinds of broker setting decide the hold:
  * - `replica.lag.time.max.ms` (Kafka's default 30 s): a dead follower stays in the ISR, holding acks=all writes, until
  *   the leader's ISR check — run every half of it — finds it behind for that long: up to 1.5 times the setting;
  * - `broker.session.timeout.ms` (Kafka's default 9 s): a dead leader keeps its partitions until the KRaft controller
- *   fences it that long after its last heartbeat; only then does a new leader take the heartbeats.
- * When either is not below the fence time, the death of one broker fences every healthy dispatcher: safe, but an
- * outage. A cluster of one broker has no followers and no other leader, so nothing to judge.
+ *   fences it that long after its last heartbeat; only then does a new leader take the heartbeats;
+ * - `controller.quorum.fetch.timeout.ms` and `controller.quorum.election.timeout.ms` (Kafka's defaults 2 s and 1 s):
+ *   when the node lost is the active KRaft controller, the ISR shrink and the leader election above wait for a new
+ *   one, which the other voters elect after their fetch timeout and one to two election timeouts.
+ * When a hold is not below the budget, the death of one broker fences healthy dispatchers: safe, but an outage. A
+ * cluster of one broker has no followers and no other leader, so nothing to judge.
  */
 export function unsafeBrokerSettings(
   brokers: ReadonlyMap<string, ReadonlyMap<string, string>>,
-  fenceAfterMs: number
+  timings: HeartbeatTimings
 ): UnsafeBrokerSetting[] {
   const unsafe: UnsafeBrokerSetting[] = []
   if (brokers.size < 2) return unsafe
+  const { fenceAfterMs, heartbeatIntervalMs } = timings
+  const budget = fenceAfterMs - heartbeatIntervalMs
+  // The liveness timeout scales the fence time and the interval alike: the one whose budget is above `holdMs`.
+  const livenessFor = (holdMs: number) => Math.ceil((holdMs * 2 * fenceAfterMs) / budget)
+  const fails = (holdMs: number, what: string, fix: string) =>
+    `${what}: a dispatcher fences itself ${fenceAfterMs} ms after the newest acknowledged heartbeat was sent, up to ` +
+    `${heartbeatIntervalMs} ms (its interval) before, so a hold from ${budget} ms on fences healthy dispatchers when a ` +
+    `broker dies. ${fix}, or raise --liveness-timeout above ${livenessFor(holdMs)} ms`
   for (const [broker, configs] of brokers) {
     const lag = configs.get('replica.lag.time.max.ms')
-    if (lag !== undefined && !(1.5 * Number(lag) < fenceAfterMs)) {
+    if (lag !== undefined && !(1.5 * Number(lag) < budget)) {
       unsafe.push({
         broker,
         name: 'replica.lag.time.max.ms',
         value: lag,
-        problem:
-          `a dead follower holds acks=all heartbeats for up to ${1.5 * Number(lag)} ms (1.5 times the setting), at ` +
-          `least the ${fenceAfterMs} ms after which a dispatcher fences itself: a broker's death fences healthy ` +
-          `dispatchers. Set it below ${Math.floor(fenceAfterMs / 1.5)} ms (shoal kafka start sets ${EMBEDDED_LAG_MS}), ` +
-          `or raise --liveness-timeout above ${3 * Number(lag)} ms`
+        problem: fails(
+          1.5 * Number(lag),
+          `a dead follower holds acks=all heartbeats for up to ${1.5 * Number(lag)} ms (1.5 times the setting)`,
+          `Set it below ${Math.floor(budget / 1.5)} ms (shoal kafka start sets ${EMBEDDED_LAG_MS})`
+        )
       })
     }
     const session = configs.get('broker.session.timeout.ms')
-    if (session !== undefined && !(Number(session) < fenceAfterMs)) {
+    if (session !== undefined && !(Number(session) < budget)) {
       unsafe.push({
         broker,
         name: 'broker.session.timeout.ms',
         value: session,
-        problem:
-          `a dead partition leader keeps the members partition for ${session} ms before another broker leads it, at ` +
-          `least the ${fenceAfterMs} ms after which a dispatcher fences itself: a broker's death fences healthy ` +
-          `dispatchers. Set it below ${fenceAfterMs} ms on the KRaft controllers (shoal kafka start sets ` +
-          `${EMBEDDED_SESSION_MS}), or raise --liveness-timeout above ${2 * Number(session)} ms`
+        problem: fails(
+          Number(session),
+          `a dead partition leader keeps the members partition for ${session} ms before another broker leads it`,
+          `Set it below ${budget} ms on the KRaft controllers (shoal kafka start sets ${EMBEDDED_SESSION_MS})`
+        )
+      })
+    }
+    const quorum = quorumFailoverMs(configs)
+    if (quorum !== undefined && !(quorum.ms < budget)) {
+      unsafe.push({
+        broker,
+        name: 'controller.quorum.fetch.timeout.ms + 2 × controller.quorum.election.timeout.ms',
+        value: `${quorum.fetch} + 2 × ${quorum.election}`,
+        problem: fails(
+          quorum.ms,
+          `a lost active KRaft controller is replaced up to ${quorum.ms} ms later, and until then no ISR shrinks and ` +
+            `no leader moves`,
+          `Set the sum below ${budget} ms on the controllers (shoal kafka start sets ` +
+            `${EMBEDDED_QUORUM_FETCH_MS} and ${EMBEDDED_ELECTION_MS})`
+        )
       })
     }
   }
   return unsafe
+}
+
+/** Kafka's defaults of the two quorum timeouts. */
+const QUORUM_DEFAULTS = { fetch: '2000', election: '1000' }
+
+/** The longest a cluster goes without an active controller after losing it, if the broker reports either setting. */
+function quorumFailoverMs(
+  configs: ReadonlyMap<string, string>
+): { readonly fetch: string; readonly election: string; readonly ms: number } | undefined {
+  const fetch = configs.get('controller.quorum.fetch.timeout.ms')
+  const election = configs.get('controller.quorum.election.timeout.ms')
+  if (fetch === undefined && election === undefined) return undefined
+  const both = { fetch: fetch ?? QUORUM_DEFAULTS.fetch, election: election ?? QUORUM_DEFAULTS.election }
+  return { ...both, ms: Number(both.fetch) + 2 * Number(both.election) }
 }
 
 /** Each broker's settings that `unsafeBrokerSettings` judges, as the cluster reports them. */
@@ -73,7 +126,12 @@ export async function readBrokerSettings(connection: KafkaConnection): Promise<M
       resources: [...cluster.brokers.keys()].map(id => ({
         resourceType: ConfigResourceTypes.BROKER,
         resourceName: String(id),
-        configurationKeys: ['replica.lag.time.max.ms', 'broker.session.timeout.ms']
+        configurationKeys: [
+          'replica.lag.time.max.ms',
+          'broker.session.timeout.ms',
+          'controller.quorum.fetch.timeout.ms',
+          'controller.quorum.election.timeout.ms'
+        ]
       }))
     })
     const settings = new Map<string, Map<string, string>>()

@@ -33,4 +33,5 @@ export {
 } from './client-security.ts'
 export type { KafkaClientSecurity, KafkaSecurityOptions, SaslMechanism } from './client-security.ts'
 export { readBrokerSettings, unsafeBrokerSettings } from './broker-settings.ts'
+export type { HeartbeatTimings } from './broker-settings.ts'
 export type { UnsafeBrokerSetting } from './broker-settings.ts'

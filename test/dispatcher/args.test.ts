@@ -3,6 +3,7 @@ import { describe, it } from 'node:test'
 import {
   dispatcherDefaultsFromEnv,
   fenceAfterOf,
+  heartbeatDeadlineOf,
   heartbeatIntervalOf,
   nextIncarnation,
   parseDispatcherArgs
@@ -100,7 +101,8 @@ describe('shoal dispatcher arguments', () => {
 
 describe('timings and incarnations', () => {
   it('derives heartbeat and self-fencing from the liveness timeout', () => {
-    assert.equal(heartbeatIntervalOf(10_000), 2_000)
+    assert.equal(heartbeatIntervalOf(10_000), 1_000)
+    assert.equal(heartbeatDeadlineOf(10_000), 2_000)
     assert.equal(fenceAfterOf(10_000), 5_000)
   })
 

@@ -4,15 +4,25 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { readBrokerSettings, unsafeBrokerSettings } from '../../src/kafka/index.ts'
 import { brokers } from '../helpers/kafka.ts'
-import { EMBEDDED_LAG_MS, EMBEDDED_SESSION_MS } from '../../src/kafka/embedded/config.ts'
-import { fenceAfterOf } from '../../src/dispatcher/index.ts'
+import {
+  EMBEDDED_ELECTION_MS,
+  EMBEDDED_LAG_MS,
+  EMBEDDED_QUORUM_FETCH_MS,
+  EMBEDDED_SESSION_MS
+} from '../../src/kafka/embedded/config.ts'
+import { fenceAfterOf, heartbeatIntervalOf } from '../../src/dispatcher/index.ts'
+
+/** The default 10 s liveness timeout: fenced 5 s after the newest acked heartbeat, sent up to 1 s before a failover. */
+const DEFAULT = { fenceAfterMs: 5_000, heartbeatIntervalMs: 1_000 }
+/** The lab's 6 s liveness timeout. */
+const LAB = { fenceAfterMs: fenceAfterOf(6_000), heartbeatIntervalMs: heartbeatIntervalOf(6_000) }
 
 const settings = (lag: string, session = '2000') =>
   new Map([
     [
       '1',
       new Map([
-        ['replica.lag.time.max.ms', '3000'],
+        ['replica.lag.time.max.ms', '2000'],
         ['broker.session.timeout.ms', '2000']
       ])
     ],
@@ -26,41 +36,85 @@ const settings = (lag: string, session = '2000') =>
   ])
 
 test("Kafka's default replica.lag.time.max.ms (30 s) is unsafe for a dispatcher fencing after 5 s", () => {
-  const unsafe = unsafeBrokerSettings(settings('30000'), 5_000)
+  const unsafe = unsafeBrokerSettings(settings('30000'), DEFAULT)
   assert.equal(unsafe.length, 1)
   assert.equal(unsafe[0]!.name, 'replica.lag.time.max.ms')
   assert.equal(unsafe[0]!.broker, '2')
-  assert.match(unsafe[0]!.problem, /below 3333 ms/)
-  // The leader checks its ISR every half of the setting: a dead follower may hold acks=all for 1.5 times it.
-  assert.equal(unsafeBrokerSettings(settings('4000'), 5_000).length, 1, '6 s is not below 5 s')
-  assert.equal(unsafeBrokerSettings(settings('3334'), 5_000).length, 1, 'equal is not below')
-  assert.deepEqual(unsafeBrokerSettings(settings('3333'), 5_000), [])
+  // The budget is the fence time less one heartbeat interval: 4 s; the leader checks its ISR every half of the
+  // setting, so a dead follower may hold acks=all for 1.5 times it.
+  assert.match(unsafe[0]!.problem, /below 2666 ms/)
+  assert.match(unsafe[0]!.problem, /above 112500 ms/, '45 s of hold needs 112.5 s of liveness (a 40 % budget)')
+  assert.equal(unsafeBrokerSettings(settings('3000'), DEFAULT).length, 1, '4.5 s is not below 4 s')
+  assert.equal(unsafeBrokerSettings(settings('2667'), DEFAULT).length, 1, '4000.5 ms is not below 4 s')
+  assert.deepEqual(unsafeBrokerSettings(settings('2666'), DEFAULT), [])
+  assert.deepEqual(
+    unsafeBrokerSettings(settings('2666'), { fenceAfterMs: 5_000, heartbeatIntervalMs: 2_000 }).map(u => u.broker),
+    ['1', '2'],
+    'a longer heartbeat interval leaves less of the fence time: 3 s, which 1.5 × 2 s is not below either'
+  )
   assert.deepEqual(
     unsafeBrokerSettings(
       new Map([
         ['1', new Map()],
         ['2', new Map()]
       ]),
-      5_000
+      DEFAULT
     ),
     [],
     'nothing to judge'
   )
   assert.deepEqual(
-    unsafeBrokerSettings(new Map([['1', new Map([['replica.lag.time.max.ms', '30000']])]]), 5_000),
+    unsafeBrokerSettings(new Map([['1', new Map([['replica.lag.time.max.ms', '30000']])]]), DEFAULT),
     [],
     'one broker has no followers'
   )
 })
 
 test("Kafka's default broker.session.timeout.ms (9 s) is unsafe: a dead leader keeps the heartbeats' partition that long", () => {
-  const unsafe = unsafeBrokerSettings(settings('3000', '9000'), 5_000)
+  const unsafe = unsafeBrokerSettings(settings('2000', '9000'), DEFAULT)
   assert.deepEqual(
     unsafe.map(u => [u.broker, u.name]),
     [['2', 'broker.session.timeout.ms']]
   )
-  assert.match(unsafe[0]!.problem, /below 5000 ms/)
-  assert.equal(unsafeBrokerSettings(settings('3000', '5000'), 5_000).length, 1, 'equal is not below')
+  assert.match(unsafe[0]!.problem, /below 4000 ms/)
+  assert.equal(unsafeBrokerSettings(settings('2000', '4000'), DEFAULT).length, 1, 'equal is not below')
+  assert.deepEqual(unsafeBrokerSettings(settings('2000', '3999'), DEFAULT), [])
+})
+
+test("Kafka's quorum defaults are unsafe for the lab's 6 s liveness: a lost active controller holds the ISR shrink", () => {
+  const quorum = (fetch?: string, election?: string) =>
+    new Map(
+      ['1', '2'].map(id => [
+        id,
+        new Map([
+          ['replica.lag.time.max.ms', '1500'],
+          ['broker.session.timeout.ms', '2000'],
+          ...(fetch === undefined ? [] : [['controller.quorum.fetch.timeout.ms', fetch] as [string, string]]),
+          ...(election === undefined ? [] : [['controller.quorum.election.timeout.ms', election] as [string, string]])
+        ])
+      ])
+    )
+  const unsafe = unsafeBrokerSettings(quorum('2000', '1000'), LAB)
+  assert.deepEqual(
+    unsafe.map(u => [u.broker, u.value]),
+    [
+      ['1', '2000 + 2 × 1000'],
+      ['2', '2000 + 2 × 1000']
+    ]
+  )
+  assert.match(unsafe[0]!.problem, /replaced up to 4000 ms later/)
+  assert.match(unsafe[0]!.problem, /below 2400 ms/)
+  assert.match(unsafe[0]!.problem, /above 10000 ms/)
+  assert.equal(
+    unsafeBrokerSettings(quorum('2000', '1000'), DEFAULT).length,
+    2,
+    'equal to the default budget: not below'
+  )
+  assert.deepEqual(unsafeBrokerSettings(quorum('1999', '1000'), DEFAULT), [])
+  assert.equal(unsafeBrokerSettings(quorum('1400', '500'), LAB).length, 2, 'equal is not below')
+  assert.deepEqual(unsafeBrokerSettings(quorum('1399', '500'), LAB), [])
+  assert.equal(unsafeBrokerSettings(quorum(undefined, '500'), LAB).length, 2, 'a missing one is taken at its default')
+  assert.deepEqual(unsafeBrokerSettings(quorum(undefined, undefined), LAB), [], 'neither reported: nothing to judge')
 })
 
 test("the embedded cluster's own failover settings are safe for the lab's 6 s liveness timeout", () => {
@@ -69,11 +123,13 @@ test("the embedded cluster's own failover settings are safe for the lab's 6 s li
       id,
       new Map([
         ['replica.lag.time.max.ms', String(EMBEDDED_LAG_MS)],
-        ['broker.session.timeout.ms', String(EMBEDDED_SESSION_MS)]
+        ['broker.session.timeout.ms', String(EMBEDDED_SESSION_MS)],
+        ['controller.quorum.fetch.timeout.ms', String(EMBEDDED_QUORUM_FETCH_MS)],
+        ['controller.quorum.election.timeout.ms', String(EMBEDDED_ELECTION_MS)]
       ])
     ])
   )
-  assert.deepEqual(unsafeBrokerSettings(embedded, fenceAfterOf(6_000)), [])
+  assert.deepEqual(unsafeBrokerSettings(embedded, LAB), [])
 })
 
 test('the settings are read from the real broker', async () => {
@@ -81,5 +137,7 @@ test('the settings are read from the real broker', async () => {
   assert.equal(read.size, 1)
   const [lag] = [...read.values()].map(c => c.get('replica.lag.time.max.ms'))
   assert.equal(lag, '30000', "Kafka's default: the embedded single broker leaves it")
-  assert.deepEqual(unsafeBrokerSettings(read, 5_000), [], 'one broker: nothing to warn of')
+  const [fetch] = [...read.values()].map(c => c.get('controller.quorum.fetch.timeout.ms'))
+  assert.equal(fetch, '2000', 'a broker reports the quorum settings too')
+  assert.deepEqual(unsafeBrokerSettings(read, DEFAULT), [], 'one broker: nothing to warn of')
 })

@@ -29,11 +29,17 @@ export const LOOPBACK = '127.0.0.1'
 
 /**
  * A replicated embedded cluster's failover settings, within what the dispatchers' heartbeats need (broker-settings.ts):
- * a dead broker is fenced 2 s after its last heartbeat, and a dead follower leaves the ISR within 3 s (1.5 times the
- * lag setting), both below the 3 s after which a dispatcher with a 6 s liveness timeout fences itself.
+ * a dead broker is fenced 2 s after its last heartbeat, a dead follower leaves the ISR within 2.25 s (1.5 times the lag
+ * setting), and a lost active KRaft controller is replaced within 2 s (the followers' fetch timeout, then an election
+ * timeout of one to two times its setting) — all below the 2.4 s a dispatcher with a 6 s liveness timeout leaves a
+ * failover (it fences 3 s after its newest acknowledged heartbeat was sent, up to 0.6 s before the failover began).
+ * Kafka's quorum defaults (2 s and 1 s) left a zone cut that took the active controller without one for 3.4 s: the ISR
+ * shrink that frees acks=all writes waits for it, and every dispatcher fenced.
  */
 export const EMBEDDED_SESSION_MS = 2_000
-export const EMBEDDED_LAG_MS = 1_900
+export const EMBEDDED_LAG_MS = 1_500
+export const EMBEDDED_QUORUM_FETCH_MS = 1_000
+export const EMBEDDED_ELECTION_MS = 500
 
 /** `node.id@host:port` of every controller: each broker of the cluster is also a controller voter. */
 export function quorumVoters(brokers: readonly BrokerSpec[]): string {
@@ -143,7 +149,10 @@ export function brokerSettings(broker: BrokerSpec, cluster: readonly BrokerSpec[
     settings.push(
       ['broker.heartbeat.interval.ms', '500'],
       ['broker.session.timeout.ms', String(EMBEDDED_SESSION_MS)],
-      ['replica.lag.time.max.ms', String(EMBEDDED_LAG_MS)]
+      ['replica.lag.time.max.ms', String(EMBEDDED_LAG_MS)],
+      ['controller.quorum.fetch.timeout.ms', String(EMBEDDED_QUORUM_FETCH_MS)],
+      ['controller.quorum.election.timeout.ms', String(EMBEDDED_ELECTION_MS)],
+      ['controller.quorum.election.backoff.max.ms', String(EMBEDDED_ELECTION_MS)]
     )
   }
   return new Map(settings)
