@@ -2,7 +2,7 @@ import type { FlowControlRow } from '../api/index.ts'
 import type { SinkFlowReport } from '../store/index.ts'
 
 // A source's per-sink flow control as the API shows it (`status.flowControl`): the gates its dispatchers report in
-// their heartbeats. The limits live in each dispatcher's deliverer; a heartbeat every 2 s is how a controller
+// their heartbeats. The limits live in each dispatcher's deliverer; a heartbeat every second (by default) is how a controller
 // learns them.
 
 /** A dispatcher as far as its flow control report goes. */

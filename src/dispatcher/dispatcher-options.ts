@@ -18,7 +18,7 @@ export interface DispatcherOptions {
   readonly prefix?: string
   /** Partitions of the bucketed topics, used only if this process is the first and creates them (default 16). */
   readonly buckets?: number
-  /** The dispatcher liveness timeout (default 10 s): heartbeats every fifth of it, self-fencing after half. */
+  /** The dispatcher liveness timeout (default 10 s): heartbeats every tenth of it, self-fencing after half. */
   readonly livenessTimeoutMs?: number
   readonly log?: Log
   /** Abandons a start still waiting for Kafka. */

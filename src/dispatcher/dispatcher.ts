@@ -59,6 +59,8 @@ export interface RunningDispatcher extends EventEmitter<DispatcherEvents> {
   /** Whether its contract may run now: not fenced, not stopped. */
   readonly running: boolean
   readonly fenced: boolean
+  /** How many times it has fenced itself since it started. */
+  readonly fences: number
   /** The dispatcher liveness timeout it heartbeats under. */
   readonly livenessTimeoutMs: number
   /** Puts the PingSource plane's schedule watermark into every heartbeat from now on. */
@@ -137,6 +139,7 @@ class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispat
   #emitQueued = false
   #started = false
   #fenced = false
+  #fences = 0
   #unfencing = false
   #stop: DispatcherStop | undefined
   #closed: Promise<void> | undefined
@@ -209,6 +212,10 @@ class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispat
 
   get fenced(): boolean {
     return this.#fenced
+  }
+
+  get fences(): number {
+    return this.#fences
   }
 
   get livenessTimeoutMs(): number {
@@ -404,6 +411,7 @@ class Dispatcher extends EventEmitter<DispatcherEvents> implements RunningDispat
   #fence(): void {
     if (!this.#started || this.#fenced || this.#stop !== undefined) return
     this.#fenced = true
+    this.#fences++
     this.#log('warn', 'no heartbeat acknowledged for half the liveness timeout: fenced, contract stopped', {
       livenessTimeoutMs: this.#livenessTimeoutMs
     })

@@ -134,7 +134,7 @@ export class Heartbeater extends EventEmitter<{ stale: []; fresh: []; missed: [u
     return acked
   }
 
-  /** Sends on every lane; true once one of them is acknowledged within the interval. */
+  /** Sends on every lane; true once one of them is acknowledged within the deadline. */
   async #produce(value: Buffer | null, headers: Map<Buffer, Buffer>): Promise<boolean> {
     const sends = this.#lanes.map(lane => this.#produceOn(lane, value, headers))
     return Promise.any(sends.map(send => send.then(acked => acked || Promise.reject(new Error('missed'))))).catch(

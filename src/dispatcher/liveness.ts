@@ -6,7 +6,7 @@
 /** Default dispatcher liveness timeout: at least twice a Kafka broker failover, or every broker kill looks like every dispatcher dying. */
 export const DEFAULT_LIVENESS_TIMEOUT_MS = 10_000
 
-/** Shortest liveness timeout accepted: below it heartbeats (a fifth of it) would be a load, not a signal. */
+/** Shortest liveness timeout accepted: below it heartbeats (a tenth of it) would be a load, not a signal. */
 export const MIN_LIVENESS_TIMEOUT_MS = 1_000
 
 /** Longest liveness timeout accepted. */

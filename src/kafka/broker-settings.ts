@@ -35,7 +35,10 @@ export interface HeartbeatTimings {
  *   fences it that long after its last heartbeat; only then does a new leader take the heartbeats;
  * - `controller.quorum.fetch.timeout.ms` and `controller.quorum.election.timeout.ms` (Kafka's defaults 2 s and 1 s):
  *   when the node lost is the active KRaft controller, the ISR shrink and the leader election above wait for a new
- *   one, which the other voters elect after their fetch timeout and one to two election timeouts.
+ *   one, which the other voters elect after their fetch timeout and one to two election timeouts (a split vote adds
+ *   a round). A new active controller does not know when the brokers last heartbeated: it fences a dead one a whole
+ *   session timeout after it took over. So when the node lost was also the heartbeats' leader — in a cluster of
+ *   combined nodes, or a zone's loss — the hold is the quorum's failover plus the broker session timeout.
  * When a hold is not below the budget, the death of one broker fences healthy dispatchers: safe, but an outage. A
  * cluster of one broker has no followers and no other leader, so nothing to judge.
  */
@@ -47,12 +50,13 @@ export function unsafeBrokerSettings(
   if (brokers.size < 2) return unsafe
   const { fenceAfterMs, heartbeatIntervalMs } = timings
   const budget = fenceAfterMs - heartbeatIntervalMs
-  // The liveness timeout scales the fence time and the interval alike: the one whose budget is above `holdMs`.
-  const livenessFor = (holdMs: number) => Math.ceil((holdMs * 2 * fenceAfterMs) / budget)
+  // The liveness timeout scales the fence time and the interval alike: the least one whose budget is above `holdMs`
+  // (to within the rounding of the fence time and interval).
+  const livenessFor = (holdMs: number) => Math.floor((holdMs * 2 * fenceAfterMs) / budget) + 1
   const fails = (holdMs: number, what: string, fix: string) =>
     `${what}: a dispatcher fences itself ${fenceAfterMs} ms after the newest acknowledged heartbeat was sent, up to ` +
     `${heartbeatIntervalMs} ms (its interval) before, so a hold from ${budget} ms on fences healthy dispatchers when a ` +
-    `broker dies. ${fix}, or raise --liveness-timeout above ${livenessFor(holdMs)} ms`
+    `broker dies. ${fix}, or raise --liveness-timeout to at least ${livenessFor(holdMs)} ms`
   for (const [broker, configs] of brokers) {
     const lag = configs.get('replica.lag.time.max.ms')
     if (lag !== undefined && !(1.5 * Number(lag) < budget)) {
@@ -63,7 +67,7 @@ export function unsafeBrokerSettings(
         problem: fails(
           1.5 * Number(lag),
           `a dead follower holds acks=all heartbeats for up to ${1.5 * Number(lag)} ms (1.5 times the setting)`,
-          `Set it below ${Math.floor(budget / 1.5)} ms (shoal kafka start sets ${EMBEDDED_LAG_MS})`
+          `Set it below ${Math.ceil(budget / 1.5)} ms (shoal kafka start sets ${EMBEDDED_LAG_MS})`
         )
       })
     }
@@ -84,14 +88,15 @@ export function unsafeBrokerSettings(
     if (quorum !== undefined && !(quorum.ms < budget)) {
       unsafe.push({
         broker,
-        name: 'controller.quorum.fetch.timeout.ms + 2 × controller.quorum.election.timeout.ms',
-        value: `${quorum.fetch} + 2 × ${quorum.election}`,
+        name: 'controller.quorum.fetch.timeout.ms + 2 × controller.quorum.election.timeout.ms + broker.session.timeout.ms',
+        value: `${quorum.fetch} + 2 × ${quorum.election} + ${quorum.session}`,
         problem: fails(
           quorum.ms,
-          `a lost active KRaft controller is replaced up to ${quorum.ms} ms later, and until then no ISR shrinks and ` +
-            `no leader moves`,
-          `Set the sum below ${budget} ms on the controllers (shoal kafka start sets ` +
-            `${EMBEDDED_QUORUM_FETCH_MS} and ${EMBEDDED_ELECTION_MS})`
+          `a lost active KRaft controller is replaced up to ${quorum.ms - Number(quorum.session)} ms later, and the ` +
+            `new one fences a dead broker a session timeout after that: a node that was the active controller and ` +
+            `the heartbeats' leader holds them ${quorum.ms} ms`,
+          `Make the sum below ${budget} ms on the controllers (shoal kafka start sets ${EMBEDDED_QUORUM_FETCH_MS}, ` +
+            `${EMBEDDED_ELECTION_MS} and ${EMBEDDED_SESSION_MS})`
         )
       })
     }
@@ -99,18 +104,26 @@ export function unsafeBrokerSettings(
   return unsafe
 }
 
-/** Kafka's defaults of the two quorum timeouts. */
-const QUORUM_DEFAULTS = { fetch: '2000', election: '1000' }
+/** Kafka's defaults of the quorum timeouts and the broker session timeout. */
+const KAFKA_DEFAULTS = { fetch: '2000', election: '1000', session: '9000' }
 
-/** The longest a cluster goes without an active controller after losing it, if the broker reports either setting. */
+/**
+ * The longest a dead node that was the active controller and a partition's leader holds the partition's writes: the
+ * quorum's failover, then the new controller's wait of one session timeout. Judged when the broker reports either
+ * quorum timeout.
+ */
 function quorumFailoverMs(
   configs: ReadonlyMap<string, string>
-): { readonly fetch: string; readonly election: string; readonly ms: number } | undefined {
+): { readonly fetch: string; readonly election: string; readonly session: string; readonly ms: number } | undefined {
   const fetch = configs.get('controller.quorum.fetch.timeout.ms')
   const election = configs.get('controller.quorum.election.timeout.ms')
   if (fetch === undefined && election === undefined) return undefined
-  const both = { fetch: fetch ?? QUORUM_DEFAULTS.fetch, election: election ?? QUORUM_DEFAULTS.election }
-  return { ...both, ms: Number(both.fetch) + 2 * Number(both.election) }
+  const all = {
+    fetch: fetch ?? KAFKA_DEFAULTS.fetch,
+    election: election ?? KAFKA_DEFAULTS.election,
+    session: configs.get('broker.session.timeout.ms') ?? KAFKA_DEFAULTS.session
+  }
+  return { ...all, ms: Number(all.fetch) + 2 * Number(all.election) + Number(all.session) }
 }
 
 /** Each broker's settings that `unsafeBrokerSettings` judges, as the cluster reports them. */

@@ -1,4 +1,4 @@
-import { Gauge, Registry, collectDefaultMetrics } from 'prom-client'
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import type { DeliveryObserver } from '../delivery/index.ts'
 import type { SourceObserver } from '../kafka-source/index.ts'
 import { registerSinkFlowMetrics } from './sink-flow-metrics.ts'
@@ -18,6 +18,8 @@ export interface DispatcherView {
   readonly contractOffset: bigint
   readonly running: boolean
   readonly fenced: boolean
+  /** How many times it has fenced itself. */
+  readonly fences: number
 }
 
 /** A data plane whose sources the metrics show (KafkaSourcePlane fits). */
@@ -107,6 +109,15 @@ export class DispatcherMetrics {
       registers,
       collect() {
         this.set(dispatcher.fenced ? 1 : 0)
+      }
+    })
+    new Counter({
+      name: 'shoal_dispatcher_fences_total',
+      help: 'Times it fenced itself. A healthy dispatcher fencing during a broker failover means the brokers hold acks=all writes longer than its liveness timeout allows (docs/kafka.md).',
+      registers,
+      collect() {
+        this.reset()
+        this.inc(dispatcher.fences)
       }
     })
   }

@@ -261,7 +261,8 @@ export class WatermarkBook {
 
   #stopped(entry: BookEntry, now: number | undefined): boolean {
     if (entry.left || entry !== this.#entries.get(entry.id)?.[0]) return true
-    // A dispatcher that missed two heartbeats is taken at its newest one: it may fire a little more (twice).
+    // A dispatcher silent for two fifths of the liveness timeout (four heartbeats, or two that each waited out their
+    // deadline) is taken at its newest one: it may fire a little more (twice).
     return now !== undefined && now - entry.lastSeen > (2 * this.#livenessTimeoutMs) / 5
   }
 

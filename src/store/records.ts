@@ -110,7 +110,7 @@ export interface MemberRecord {
   readonly originsPartial?: true
 }
 
-/** The most gates a heartbeat names: it is written every 2 s and read by every controller and dispatcher. */
+/** The most gates a heartbeat names: it is written every second (by default) and read by every controller and dispatcher. */
 export const MAX_SINK_REPORTS = 100
 
 /** The most sink origins a heartbeat names, for the same reason. */

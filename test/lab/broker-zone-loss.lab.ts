@@ -7,7 +7,7 @@
 // before the loss, during it and after the heal (when every replica is back in sync).
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { Admin } from '@platformatic/kafka'
+import { Admin, FindCoordinatorKeyTypes } from '@platformatic/kafka'
 import { storeNames } from '../../src/store/index.ts'
 import { http } from '../helpers/http.ts'
 import { brokers, uniqueName } from '../helpers/kafka.ts'
@@ -95,6 +95,10 @@ describe('drill: the zone of the busy partitions’ leaders lost', () => {
       const replication = await durability([topic, store.resourcesTopic, store.membersTopic])
       console.log(isrTable(await describeTopics(topics), `before the loss of zone ${ZONE}:`))
 
+      // The store's answer after the loss waits for the lost controller's buckets to move: its members' session
+      // timeout at the controllers' group coordinator, and, when that coordinator was in the lost zone too, the
+      // coordinator's own move first (the new one starts every member's session afresh).
+      const coordinator = await controllersCoordinator(store.controllersGroup)
       stream = new Stream(producer)
       await eventually(async () => (SOURCES.every(s => sink.ids(s).size >= 300) ? true : undefined), 120_000, 'flowing')
       const producedAtLoss = stream.produced
@@ -123,12 +127,19 @@ describe('drill: the zone of the busy partitions’ leaders lost', () => {
         'the producer acknowledged again'
       )
       const markerSink = pingSink.url('markers')
+      // The store's answers, for the figures: read and write status, from how long after the loss, how many in a row.
+      const answers: Array<{ statuses: string; fromS: number; count: number }> = []
       const storeAnswer = eventually(
         async () => {
+          const from = Date.now()
           const read = await http('GET', `${api}${PS}`)
           const name = `during-${Date.now()}`
           const manifest = everySecondManifest(name, markerSink).replace('"* * * * * *"', '"0 0 1 1 *"')
           const written = await http('POST', `${api}${PS}`, manifest)
+          const statuses = `${read.status}/${written.status}`
+          const last = answers.at(-1)
+          if (last?.statuses === statuses) last.count++
+          else answers.push({ statuses, fromS: (from - lostAt) / 1000, count: 1 })
           return read.status === 200 && written.status === 201 ? Date.now() : undefined
         },
         120_000,
@@ -166,6 +177,8 @@ describe('drill: the zone of the busy partitions’ leaders lost', () => {
         zone: ZONE,
         broker: zoneBroker.nodeId,
         failedSends: producer.failedSends,
+        controllersCoordinator: `broker ${coordinator}${coordinator === zoneBroker.nodeId ? ' (lost)' : ''}`,
+        storeAnswers: answers.map(a => `${a.statuses} ×${a.count} from ${a.fromS.toFixed(1)} s`).join('; '),
         replication: replication[topic] ?? '?',
         times
       }
@@ -200,3 +213,14 @@ describe('drill: the zone of the busy partitions’ leaders lost', () => {
     }
   })
 })
+
+/** The broker coordinating the controllers' group (FindCoordinator, asked of any broker). */
+async function controllersCoordinator(group: string): Promise<number> {
+  const admin = new Admin({ clientId: 'lab-coordinator', bootstrapBrokers: brokers() })
+  try {
+    const [found] = await admin.findCoordinator({ keyType: FindCoordinatorKeyTypes.GROUP, keys: [group] })
+    return found?.nodeId ?? -1
+  } finally {
+    await admin.close()
+  }
+}

@@ -29,10 +29,12 @@ import {
   GroupWatcher,
   Stream,
   brokersOutside,
+  describeTopics,
   dispatcherStates,
   everyPartitionPast,
   fenced,
   lab,
+  labBrokers,
   leaderOf,
   placementsOf,
   seconds,
@@ -139,6 +141,16 @@ export async function cutDrill(kind: CutKind): Promise<void> {
     // The dispatcher's host keeps reaching the sink host, as a cut zone does: the drill reads its fence from there,
     // and counts what it delivers while fenced.
     const others = lab().hosts.filter(h => h.name !== cut[0]!.host.name && h.name !== sinkHost().name)
+    // Where the heartbeats go, and how often the dispatchers outside the cut had fenced: a healthy dispatcher that
+    // fences during the cut is the brokers holding its acks=all heartbeats past its budget (docs/kafka.md).
+    const healthy = pool.dispatchers.filter(d => !cutIds.has(d.id))
+    const fencesOf = async () =>
+      (await Promise.all(healthy.map(d => metricSum(d.metricsUrl, 'shoal_dispatcher_fences_total')))).reduce(
+        (a, b) => a + b,
+        0
+      )
+    const healthyFencesBefore = await fencesOf()
+    const heartbeats = await membersPartition(storeNames(prefix).membersTopic)
     let cutAt = Number.POSITIVE_INFINITY
     if (kind === 'zone') cutAt = await faults.cutZone(zone)
     // One host at a time: each is one nft transaction on the host whose rule it is.
@@ -240,6 +252,7 @@ export async function cutDrill(kind: CutKind): Promise<void> {
       `the pool settled after the heal (unchanged for ${QUIET_MS / 1000} s)`
     )
     const settledAt = changedAt
+    const healthyFences = (await fencesOf()) - healthyFencesBefore
     await stream.stop()
 
     const sources = SOURCES.map(name => ({ name, sink }))
@@ -264,6 +277,8 @@ export async function cutDrill(kind: CutKind): Promise<void> {
       rebalances: `${rebalancesCut} during the cut, ${watcher.total} in all`,
       flaps,
       deliveredWhileFenced: whileFenced.reduce((n, f) => n + f.events + f.ticks, 0),
+      heartbeats,
+      healthyFences,
       failedSends: made.failedSends,
       times
     }
@@ -304,4 +319,13 @@ export async function cutDrill(kind: CutKind): Promise<void> {
       console.log(`# ${label}: ${String(error)}`)
     )
   }
+}
+
+/** The heartbeats' partition, as `leader <zone>, followers <zones>`, for the figures. */
+async function membersPartition(topic: string): Promise<string> {
+  const [view] = await describeTopics([topic])
+  if (view === undefined) return 'unknown'
+  const zoneOf = (nodeId: number) => labBrokers().find(b => b.nodeId === nodeId)?.rack ?? String(nodeId)
+  const followers = view.replicas.filter(r => r !== view.leader).map(zoneOf)
+  return `leader ${zoneOf(view.leader)}, followers ${followers.join(' ')}`
 }

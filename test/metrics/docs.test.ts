@@ -10,7 +10,14 @@ describe('docs/metrics.md', () => {
       [...docs.matchAll(/^\| `(shoal_[a-z_]+)` \| (counter|gauge|histogram) \|/gm)].map(m => [m[1], m[2]])
     )
     const metrics = new DispatcherMetrics({
-      dispatcher: { id: 'dispatcher-0', contract: new Map(), contractOffset: -1n, running: true, fenced: false },
+      dispatcher: {
+        id: 'dispatcher-0',
+        contract: new Map(),
+        contractOffset: -1n,
+        running: true,
+        fenced: false,
+        fences: 0
+      },
       capacity: { consumer: 1, schedule: 1 }
     })
     const controller = new ControllerMetrics({

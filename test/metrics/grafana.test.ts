@@ -15,7 +15,14 @@ test('the Grafana dashboard parses and names only metrics Shoal serves', async (
   }
   assert.equal(dashboard.title, 'Shoal')
   const dispatcher = new DispatcherMetrics({
-    dispatcher: { id: 'dispatcher-0', contract: new Map(), contractOffset: -1n, running: true, fenced: false },
+    dispatcher: {
+      id: 'dispatcher-0',
+      contract: new Map(),
+      contractOffset: -1n,
+      running: true,
+      fenced: false,
+      fences: 0
+    },
     capacity: { consumer: 1, schedule: 1 }
   })
   const controller = new ControllerMetrics({

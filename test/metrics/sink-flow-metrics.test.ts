@@ -7,7 +7,7 @@ import { parseExposition, samplesOf, valueOf } from './prom-text.ts'
 describe('per-sink flow control metrics', () => {
   it('shows each gated source and sink: limit, in flight, queued, latency; a gone gate loses its series', async () => {
     const metrics = new DispatcherMetrics({
-      dispatcher: { id: 'd-0', contract: new Map(), contractOffset: -1n, running: true, fenced: false },
+      dispatcher: { id: 'd-0', contract: new Map(), contractOffset: -1n, running: true, fenced: false, fences: 0 },
       capacity: { consumer: 1, schedule: 1 }
     })
     let states: SinkFlowState[] = [

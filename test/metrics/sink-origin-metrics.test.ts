@@ -17,7 +17,7 @@ after(async () => {
 
 function dispatcherMetrics(): DispatcherMetrics {
   return new DispatcherMetrics({
-    dispatcher: { id: 'd-0', contract: new Map(), contractOffset: -1n, running: true, fenced: false },
+    dispatcher: { id: 'd-0', contract: new Map(), contractOffset: -1n, running: true, fenced: false, fences: 0 },
     capacity: { consumer: 1, schedule: 1 }
   })
 }

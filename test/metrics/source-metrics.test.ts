@@ -19,6 +19,7 @@ function view(overrides: Partial<DispatcherView> = {}): DispatcherView {
     contractOffset: 41n,
     running: true,
     fenced: false,
+    fences: 0,
     ...overrides
   }
 }
