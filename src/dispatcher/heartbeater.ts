@@ -50,7 +50,7 @@ export class Heartbeater extends EventEmitter<{ stale: []; fresh: []; missed: [u
   readonly #options: HeartbeaterOptions
   readonly #clock: () => number
   /** Each lane a producer of its own, so a connection of its own; a heartbeat goes out on every lane. */
-  readonly #lanes: Array<{ producer: KafkaProducer; failures: number }>
+  readonly #lanes: Array<{ producer: KafkaProducer }>
   /** Producers made so far: each new one starts its bootstrap list one broker further on. */
   #renewals = 0
   #inFlight: Promise<boolean> | undefined
@@ -63,7 +63,7 @@ export class Heartbeater extends EventEmitter<{ stale: []; fresh: []; missed: [u
     super()
     this.#options = options
     this.#clock = options.clock ?? (() => performance.now())
-    this.#lanes = Array.from({ length: LANES }, () => ({ producer: this.#newProducer(), failures: 0 }))
+    this.#lanes = Array.from({ length: LANES }, () => ({ producer: this.#newProducer() }))
   }
 
   get #deadlineMs(): number {
@@ -143,7 +143,7 @@ export class Heartbeater extends EventEmitter<{ stale: []; fresh: []; missed: [u
   }
 
   async #produceOn(
-    lane: { producer: KafkaProducer; failures: number },
+    lane: { producer: KafkaProducer },
     value: Buffer | null,
     headers: Map<Buffer, Buffer>
   ): Promise<boolean> {
@@ -170,13 +170,14 @@ export class Heartbeater extends EventEmitter<{ stale: []; fresh: []; missed: [u
         }),
         deadline
       ])
-      lane.failures = 0
       return true
     } catch (error) {
       this.emit('missed', error)
-      // A connection can be left half-open by a network cut; after two misses start over with a fresh client.
-      if (++lane.failures >= 2 && producer === lane.producer) {
-        lane.failures = 0
+      // A connection can be left half-open by a network cut, and the client goes on sending to a leader that was cut
+      // off with its zone until it asks for metadata again: after a miss, start over with a fresh client, which asks
+      // where the leader is now. After two misses, the zone cuts that took the heartbeats' leader had the healthy
+      // dispatchers find the new leader only 1.2–3.2 s after Kafka had moved it, and fence meanwhile.
+      if (producer === lane.producer) {
         lane.producer = this.#newProducer()
         void producer.close(true).catch(() => undefined)
       }

@@ -69,13 +69,13 @@ describe('the heartbeater', () => {
     heartbeater.on('missed', () => missed++)
     heartbeater.start()
     try {
-      // The first producers ask the silent brokers and miss; renewed ones start further on.
+      // The first producers ask the silent brokers and miss, once each; renewed ones start further on.
       await eventually(
         async () => (heartbeater.lastAckedSentAt !== undefined ? true : undefined),
         20_000,
         'a heartbeat acknowledged'
       )
-      assert.ok(missed >= 4, `the first producers missed (${missed} missed)`)
+      assert.ok(missed >= 2, `each lane's first producer missed (${missed} missed)`)
       assert.equal(heartbeater.stale, false)
     } finally {
       await heartbeater.close()
