@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
 import { ControllerMetrics, DispatcherMetrics } from '../../src/metrics/index.ts'
+import { idleDispatcher } from './idle-dispatcher.ts'
 
 describe('docs/metrics.md', () => {
   it('lists every metric a dispatcher or a controller serves, with its type, and no other', async () => {
@@ -10,14 +11,7 @@ describe('docs/metrics.md', () => {
       [...docs.matchAll(/^\| `(shoal_[a-z_]+)` \| (counter|gauge|histogram) \|/gm)].map(m => [m[1], m[2]])
     )
     const metrics = new DispatcherMetrics({
-      dispatcher: {
-        id: 'dispatcher-0',
-        contract: new Map(),
-        contractOffset: -1n,
-        running: true,
-        fenced: false,
-        fences: 0
-      },
+      dispatcher: idleDispatcher(),
       capacity: { consumer: 1, schedule: 1 }
     })
     const controller = new ControllerMetrics({

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
 import { ControllerMetrics, DispatcherMetrics } from '../../src/metrics/index.ts'
+import { idleDispatcher } from './idle-dispatcher.ts'
 
 interface Panel {
   readonly title: string
@@ -15,14 +16,7 @@ test('the Grafana dashboard parses and names only metrics Shoal serves', async (
   }
   assert.equal(dashboard.title, 'Shoal')
   const dispatcher = new DispatcherMetrics({
-    dispatcher: {
-      id: 'dispatcher-0',
-      contract: new Map(),
-      contractOffset: -1n,
-      running: true,
-      fenced: false,
-      fences: 0
-    },
+    dispatcher: idleDispatcher(),
     capacity: { consumer: 1, schedule: 1 }
   })
   const controller = new ControllerMetrics({

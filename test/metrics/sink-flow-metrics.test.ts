@@ -3,11 +3,12 @@ import { describe, it } from 'node:test'
 import type { SinkFlowState } from '../../src/delivery/index.ts'
 import { DispatcherMetrics } from '../../src/metrics/index.ts'
 import { parseExposition, samplesOf, valueOf } from './prom-text.ts'
+import { idleDispatcher } from './idle-dispatcher.ts'
 
 describe('per-sink flow control metrics', () => {
   it('shows each gated source and sink: limit, in flight, queued, latency; a gone gate loses its series', async () => {
     const metrics = new DispatcherMetrics({
-      dispatcher: { id: 'd-0', contract: new Map(), contractOffset: -1n, running: true, fenced: false, fences: 0 },
+      dispatcher: idleDispatcher('d-0'),
       capacity: { consumer: 1, schedule: 1 }
     })
     let states: SinkFlowState[] = [

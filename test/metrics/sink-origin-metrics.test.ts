@@ -9,6 +9,7 @@ import type { DeliveryTarget, OriginFigures } from '../../src/delivery/index.ts'
 import { DispatcherMetrics } from '../../src/metrics/index.ts'
 import { eventually } from '../helpers/wait.ts'
 import { parseExposition, samplesOf, valueOf } from './prom-text.ts'
+import { idleDispatcher } from './idle-dispatcher.ts'
 
 const deliverers: Deliverer[] = []
 after(async () => {
@@ -17,7 +18,7 @@ after(async () => {
 
 function dispatcherMetrics(): DispatcherMetrics {
   return new DispatcherMetrics({
-    dispatcher: { id: 'd-0', contract: new Map(), contractOffset: -1n, running: true, fenced: false, fences: 0 },
+    dispatcher: idleDispatcher('d-0'),
     capacity: { consumer: 1, schedule: 1 }
   })
 }
