@@ -67,6 +67,10 @@ describe('the heartbeater', () => {
     })
     let missed = 0
     heartbeater.on('missed', () => missed++)
+    // Misses before the first acknowledgement: each lane's first producer misses once and is renewed at once (a lane
+    // that waited for two misses made four before any renewal).
+    let missedBeforeAck: number | undefined
+    heartbeater.once('fresh', () => (missedBeforeAck = missed))
     heartbeater.start()
     try {
       // The first producers ask the silent brokers and miss, once each; renewed ones start further on.
@@ -76,6 +80,10 @@ describe('the heartbeater', () => {
         'a heartbeat acknowledged'
       )
       assert.ok(missed >= 2, `each lane's first producer missed (${missed} missed)`)
+      assert.ok(
+        missedBeforeAck !== undefined && missedBeforeAck < 4,
+        `renewed after one miss (${missedBeforeAck} missed)`
+      )
       assert.equal(heartbeater.stale, false)
     } finally {
       await heartbeater.close()
