@@ -503,6 +503,12 @@ export async function metricSum(
 
 // ---- figures ----
 
+/** What the counting reads of a sink: its 2xx answers per `source|id`, and the `source|id`s it refused with a 400. */
+export interface DeliveryTally {
+  readonly accepted: ReadonlyMap<string, number>
+  readonly refused: ReadonlySet<string>
+}
+
 export interface Figures {
   readonly drill: string
   readonly produced: number
@@ -523,7 +529,7 @@ export interface Figures {
 export function countFigures(
   drill: string,
   produced: ReadonlySet<string>,
-  sources: ReadonlyArray<{ readonly name: string; readonly sink: CountingSink; readonly deadLetter?: CountingSink }>
+  sources: ReadonlyArray<{ readonly name: string; readonly sink: DeliveryTally; readonly deadLetter?: DeliveryTally }>
 ): Figures {
   let delivered = 0
   let deadLettered = 0

@@ -8,8 +8,9 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { Admin, FindCoordinatorKeyTypes } from '@platformatic/kafka'
-import { storeNames } from '../../src/store/index.ts'
+import { bucketOf, storeNames } from '../../src/store/index.ts'
 import { http } from '../helpers/http.ts'
+import { topicEndOffsets } from '../helpers/kafka-tools.ts'
 import { brokers, uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
 import { PS, TickSink, createEverySecondSources, everySecondManifest, readyTimes } from '../helpers/ticks.ts'
@@ -26,11 +27,13 @@ import {
   waitReady
 } from '../faults/harness.ts'
 import { NetworkFaults } from './faults.ts'
+import { USER_SOURCE, UserSink } from './user-sink.ts'
 import {
   Stream,
   brokersOutside,
   describeTopics,
-  everyPartitionPast,
+  backlogNote,
+  everySourcePast,
   isrTable,
   lab,
   labBrokers,
@@ -72,6 +75,10 @@ describe('drill: the zone of the busy partitions’ leaders lost', () => {
     }
     const sink = await new CountingSink().start(sinkHost().address)
     const pingSink = await new TickSink().start(sinkHost().address)
+    // The three sources: two to the Node counting sink, and one, key-ordered, to a sink as users run one.
+    const userSink = await new UserSink(USER_SOURCE).start(sinkHost().address)
+    const drillSources = [...SOURCES.map(name => ({ name, sink })), { name: USER_SOURCE, sink: userSink }]
+    const names = drillSources.map(s => s.name)
     const producer = new IdProducer('broker-zone-loss', topic, PARTITIONS)
     const faults = new NetworkFaults(lab())
     let pool: Pool | undefined
@@ -84,8 +91,9 @@ describe('drill: the zone of the busy partitions’ leaders lost', () => {
       for (const ordering of SOURCES) {
         await createSource(api, { name: ordering, topic, sink: sink.url(ordering), consumers: 2, ordering })
       }
+      await createSource(api, { name: USER_SOURCE, topic, sink: userSink.url, consumers: 2, ordering: 'key' })
       await createEverySecondSources(api, PINGS, pingSink)
-      await waitReady(api, SOURCES)
+      await waitReady(api, names)
       const pingsReady = await readyTimes(api, PINGS)
       await eventually(
         async () => ((await describeTopics([topic])).every(v => v.isr.length === 3) ? true : undefined),
@@ -100,8 +108,13 @@ describe('drill: the zone of the busy partitions’ leaders lost', () => {
       // coordinator's own move first (the new one starts every member's session afresh).
       const coordinator = await controllersCoordinator(store.controllersGroup)
       stream = new Stream(producer)
-      await eventually(async () => (SOURCES.every(s => sink.ids(s).size >= 300) ? true : undefined), 120_000, 'flowing')
+      await eventually(
+        async () => (drillSources.every(s => s.sink.ids(s.name).size >= 300) ? true : undefined),
+        120_000,
+        'flowing'
+      )
       const producedAtLoss = stream.produced
+      const behindAtLoss = backlogNote(drillSources, producedAtLoss)
       const zoneHosts = lab().hosts.filter(h => h.zone === ZONE)
       for (const host of zoneHosts) await faults.cutHost(host.name)
       const lostAt = Date.now()
@@ -128,30 +141,36 @@ describe('drill: the zone of the busy partitions’ leaders lost', () => {
       )
       const markerSink = pingSink.url('markers')
       // The store's answers, for the figures: read and write status, from how long after the loss, how many in a row.
-      const answers: Array<{ statuses: string; fromS: number; count: number }> = []
+      // Each attempt's read and write times too, and the write's bucket and its owner as the API saw it before: which
+      // of them waited, and for what.
+      const answers: Array<{ statuses: string; fromS: number; count: number; readS: number; writeS: number }> = []
+      let firstWrite = ''
       const storeAnswer = eventually(
         async () => {
           const from = Date.now()
-          const read = await http('GET', `${api}${PS}`)
           const name = `during-${Date.now()}`
+          if (firstWrite === '') firstWrite = await bucketNote(api, `PingSource/default/${name}`)
+          const read = await http('GET', `${api}${PS}`)
+          const readAt = Date.now()
           const manifest = everySecondManifest(name, markerSink).replace('"* * * * * *"', '"0 0 1 1 *"')
           const written = await http('POST', `${api}${PS}`, manifest)
           const statuses = `${read.status}/${written.status}`
+          const [readS, writeS] = [(readAt - from) / 1000, (Date.now() - readAt) / 1000]
           const last = answers.at(-1)
-          if (last?.statuses === statuses) last.count++
-          else answers.push({ statuses, fromS: (from - lostAt) / 1000, count: 1 })
+          if (last?.statuses === statuses) Object.assign(last, { count: last.count + 1, readS, writeS })
+          else answers.push({ statuses, fromS: (from - lostAt) / 1000, count: 1, readS, writeS })
           return read.status === 200 && written.status === 201 ? Date.now() : undefined
         },
         120_000,
         'the store answering a read and a write'
       )
-      const delivering = eventually(
-        async () =>
-          SOURCES.every(s => everyPartitionPast(sink.ids(s), PARTITIONS, firstAfterLoss)) ? Date.now() : undefined,
-        120_000,
-        'every partition delivered again'
-      )
-      const [ledAt, producingAt, storeAt, deliveringAt] = await Promise.all([led, producing, storeAnswer, delivering])
+      const delivering = everySourcePast(drillSources, PARTITIONS, firstAfterLoss)
+      const [ledAt, producingAt, storeAt, { at: deliveringAt, each: deliveringEach }] = await Promise.all([
+        led,
+        producing,
+        storeAnswer,
+        delivering
+      ])
       console.log(isrTable(await describeTopics(topics, outside), `zone ${ZONE} lost (asked of brokers ${outside}):`))
 
       const healAt = await faults.heal()
@@ -160,14 +179,23 @@ describe('drill: the zone of the busy partitions’ leaders lost', () => {
       const syncedAt = Date.now()
       console.log(isrTable(await describeTopics(topics), `after the heal:`))
       await stream.stop()
-      const sources = SOURCES.map(name => ({ name, sink }))
-      await settle('broker-zone-loss', producer.produced, sources)
+      await settle('broker-zone-loss', producer.produced, drillSources)
+      // The user sink's source, counted against the topic as Kafka's own tool reads it: every offset delivered.
+      const offsets = await userSink.settleOffsets(
+        await topicEndOffsets(
+          labBrokers()
+            .map(b => b.address)
+            .join(','),
+          topic
+        )
+      )
       const pingsStop = Date.now()
       const times = timesNote({
         'loss→leaders moved': ledAt - lostAt,
         'loss→producing': producingAt - lostAt,
         'loss→store answering': storeAt - lostAt,
         'loss→delivering': deliveringAt - lostAt,
+        ...Object.fromEntries(drillSources.map((source, i) => [`loss→${source.name}`, deliveringEach[i]! - lostAt])),
         'producing→delivering': deliveringAt - producingAt,
         'loss→full service': Math.max(ledAt, producingAt, storeAt, deliveringAt) - lostAt,
         'heal→in sync': syncedAt - healAt,
@@ -175,14 +203,23 @@ describe('drill: the zone of the busy partitions’ leaders lost', () => {
       })
       const notes = {
         zone: ZONE,
+        behindAtLoss,
         broker: zoneBroker.nodeId,
         failedSends: producer.failedSends,
         controllersCoordinator: `broker ${coordinator}${coordinator === zoneBroker.nodeId ? ' (lost)' : ''}`,
-        storeAnswers: answers.map(a => `${a.statuses} ×${a.count} from ${a.fromS.toFixed(1)} s`).join('; '),
+        storeAnswers: answers
+          .map(
+            a =>
+              `${a.statuses} ×${a.count} from ${a.fromS.toFixed(1)} s ` +
+              `(last: read ${a.readS.toFixed(1)} s, write ${a.writeS.toFixed(1)} s)`
+          )
+          .join('; '),
+        firstWrite,
         replication: replication[topic] ?? '?',
         times
       }
-      const kafka = reportEach('broker-zone-loss', producer.produced, sources, notes)
+      const kafka = reportEach('broker-zone-loss', producer.produced, drillSources, notes)
+      console.log(`# drill broker-zone-loss ${USER_SOURCE}: ${offsets.note}`)
       const pings = await reportPings(
         'broker-zone-loss',
         pingSink,
@@ -201,6 +238,7 @@ describe('drill: the zone of the busy partitions’ leaders lost', () => {
         assert.equal(figures.produced, producer.produced.size)
         assert.equal(figures.lost, 0, `${figures.drill}: lost ${figures.lostIds.slice(0, 20).join(' ')}`)
       }
+      userSink.assertEveryOffset(offsets)
       assertPings('broker-zone-loss', pings)
     } finally {
       await stream?.stop()
@@ -208,11 +246,21 @@ describe('drill: the zone of the busy partitions’ leaders lost', () => {
       await producer.close()
       await pool?.stop()
       await sink.close()
+      await userSink.close()
       await pingSink.close()
       await waitFullIsr(topics).catch(error => console.log(`# broker-zone-loss: ${String(error)}`))
     }
   })
 })
+
+/** The bucket a key is written to, and its owner as the controller at `api` knows it (asked before the write). */
+async function bucketNote(api: string, key: string): Promise<string> {
+  const answer = await http('GET', `${api}/internal/v1/controllers`)
+  const body = answer.body as { buckets: number; replicas: Array<{ replicaId: string; buckets: number[] }> }
+  const bucket = bucketOf(key, body.buckets)
+  const owner = body.replicas.find(r => r.buckets.includes(bucket))?.replicaId ?? 'none'
+  return `bucket ${bucket} (owner ${owner})`
+}
 
 /** The broker coordinating the controllers' group (FindCoordinator, asked of any broker). */
 async function controllersCoordinator(group: string): Promise<number> {

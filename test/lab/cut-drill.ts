@@ -10,6 +10,7 @@
 import assert from 'node:assert/strict'
 import { storeNames } from '../../src/store/index.ts'
 import { http } from '../helpers/http.ts'
+import { topicEndOffsets } from '../helpers/kafka-tools.ts'
 import { eventually } from '../helpers/wait.ts'
 import { PS, createEverySecondSources, pingPlacements, readyTimes } from '../helpers/ticks.ts'
 import {
@@ -25,13 +26,15 @@ import {
   waitReady
 } from '../faults/harness.ts'
 import { NetworkFaults } from './faults.ts'
+import { USER_SOURCE, UserSink } from './user-sink.ts'
 import {
   GroupWatcher,
   Stream,
   brokersOutside,
   describeTopics,
   dispatcherStates,
-  everyPartitionPast,
+  backlogNote,
+  everySourcePast,
   fenced,
   lab,
   labBrokers,
@@ -69,6 +72,10 @@ const LABELS: Record<CutKind, string> = { zone: 'zone-cut', dispatcher: 'dispatc
 export async function cutDrill(kind: CutKind): Promise<void> {
   const label = LABELS[kind]
   const { started, prefix, topic, sink, pingSink } = await startDrill('lab-zone', PARTITIONS)
+  // The three sources: two to the Node counting sink, and one, key-ordered, to a sink as users run one.
+  const userSink = await new UserSink(USER_SOURCE).start(sinkHost().address)
+  const drillSources = [...SOURCES.map(name => ({ name, sink })), { name: USER_SOURCE, sink: userSink }]
+  const names = drillSources.map(s => s.name)
   let producer: IdProducer | undefined
   const faults = new NetworkFaults(lab())
   let pool: Pool | undefined
@@ -80,13 +87,14 @@ export async function cutDrill(kind: CutKind): Promise<void> {
     for (const ordering of SOURCES) {
       await createSource(first, { name: ordering, topic, sink: sink.url(ordering), consumers: CONSUMERS, ordering })
     }
+    await createSource(first, { name: USER_SOURCE, topic, sink: userSink.url, consumers: CONSUMERS, ordering: 'key' })
     // Zone a's broker is the first of every client's bootstrap list: cut, it costs Shoal's clients a minute more
     // (docs/faults.md), past the PingSources' 100-tick catch-up. Unless SHOAL_LAB_ZONE names a zone, the
     // PingSources are placed (and so the cut) outside it: zone a's dispatchers are cordoned while they are.
     const avoid = process.env.SHOAL_LAB_ZONE === undefined ? pool.dispatchers.filter(d => d.host.zone === 'a') : []
     if (avoid.length > 0) await shoalCli(first, ['cordon', ...avoid.map(d => d.id)])
     await createEverySecondSources(first, PINGS, pingSink)
-    await waitReady(first, SOURCES)
+    await waitReady(first, names)
     const pingsReady = await readyTimes(first, PINGS)
     if (avoid.length > 0) await shoalCli(first, ['uncordon', ...avoid.map(d => d.id)])
     const pingsOn = await pingPlacements(first)
@@ -102,15 +110,15 @@ export async function cutDrill(kind: CutKind): Promise<void> {
     const cutIds = new Set(cut.map(d => d.id))
     // Asked from outside the cut zone: the cut zone's controller no longer sees the rest of the pool.
     const api = pool.controllers.find(c => c.host.zone !== zone)!.url
-    const paths = [...SOURCES.map(s => `${KS}/${s}`), ...PINGS.map(p => `${PS}/${p}`)]
+    const paths = [...names.map(s => `${KS}/${s}`), ...PINGS.map(p => `${PS}/${p}`)]
     const groups = await Promise.all(
-      SOURCES.map(async s => (await http('GET', `${api}${KS}/${s}`)).body.spec.consumerGroup as string)
+      names.map(async s => (await http('GET', `${api}${KS}/${s}`)).body.spec.consumerGroup as string)
     )
     const outsideBrokers = brokersOutside(zone)
     const made = new IdProducer(label, topic, PARTITIONS, outsideBrokers)
     producer = made
     const leaderBefore = await leaderOf(api)
-    const placedBefore = await Promise.all(SOURCES.map(s => placementsOf(api, `${KS}/${s}`)))
+    const placedBefore = await Promise.all(names.map(s => placementsOf(api, `${KS}/${s}`)))
     const onCut = placedBefore.reduce(
       (n, p) => n + [...p].filter(([d]) => cutIds.has(d)).reduce((m, [, v]) => m + v, 0),
       0
@@ -118,9 +126,9 @@ export async function cutDrill(kind: CutKind): Promise<void> {
 
     stream = new Stream(made)
     await eventually(
-      async () => (SOURCES.every(s => sink.ids(s).size >= 600) ? true : undefined),
+      async () => (drillSources.every(s => s.sink.ids(s.name).size >= 600) ? true : undefined),
       120_000,
-      'the stream flowing to both sources'
+      'the stream flowing to every source'
     )
     watcher = new GroupWatcher(groups, outsideBrokers)
     const groupWatch = watcher
@@ -128,16 +136,17 @@ export async function cutDrill(kind: CutKind): Promise<void> {
     const moving = await eventually(
       () =>
         groups.every(g => groupWatch.held(g).size > 0)
-          ? SOURCES.flatMap((source, i) =>
+          ? drillSources.flatMap((source, i) =>
               [...groupWatch.held(groups[i]!)]
                 .filter(([member]) => cut.some(d => member.startsWith(`${d.id}-`)))
                 .flatMap(([, partitions]) => partitions.map(partition => ({ source, partition })))
             )
           : undefined,
       60_000,
-      'a stable assignment of both groups'
+      'a stable assignment of every group'
     )
     const producedAtCut = stream.produced
+    const behindAtCut = backlogNote(drillSources, producedAtCut)
     // The dispatcher's host keeps reaching the sink host, as a cut zone does: the drill reads its fence from there,
     // and counts what it delivers while fenced.
     const others = lab().hosts.filter(h => h.name !== cut[0]!.host.name && h.name !== sinkHost().name)
@@ -184,18 +193,13 @@ export async function cutDrill(kind: CutKind): Promise<void> {
     )
     // Awaited side by side: delivery does not wait for the placement (the groups' remaining members take the cut
     // members' partitions as soon as those leave), and each time is its own.
-    const [placedAt, deliveringAt] = await Promise.all([
+    const [placedAt, { at: deliveringAt, each: deliveringEach }] = await Promise.all([
       eventually(
         async () => ((await settledSources(api, paths, cutIds)) ? Date.now() : undefined),
         120_000,
         `every source placed outside zone ${zone}, nothing pending`
       ),
-      eventually(
-        async () =>
-          SOURCES.every(s => everyPartitionPast(sink.ids(s), PARTITIONS, producedAtCut + 100)) ? Date.now() : undefined,
-        120_000,
-        'every partition delivered again, from the other zones'
-      )
+      everySourcePast(drillSources, PARTITIONS, producedAtCut + 100)
     ])
     // Delivery of the cut members' partitions resumed: each delivered again, after the cut, from outside the zone
     // (what the new owners deliver first is what the cut ones had not committed). Unlike every partition past the
@@ -205,7 +209,7 @@ export async function cutDrill(kind: CutKind): Promise<void> {
       cutAt,
       ...moving.map(
         ({ source, partition }) =>
-          (sink.partitionAnswers.get(`${source}|${partition}`) ?? []).find(
+          (source.sink.partitionAnswers.get(`${source.name}|${partition}`) ?? []).find(
             ([at, from]) => at >= cutAt && !cutAddresses.has(from.replace(/^::ffff:/, ''))
           )?.[0] ?? Number.NaN
       )
@@ -219,7 +223,9 @@ export async function cutDrill(kind: CutKind): Promise<void> {
     // What each cut dispatcher's host delivered between its fence and the heal, at either sink: must be nothing.
     const whileFenced = cut.map(d => {
       const from = fencedAt.get(d.id)!
-      const events = (sink.acceptedFrom.get(d.host.address) ?? []).filter(t => t > from && t < healAt).length
+      const events = [sink, userSink]
+        .flatMap(s => s.acceptedFrom.get(d.host.address) ?? [])
+        .filter(t => t > from && t < healAt).length
       const ticks = PINGS.flatMap(p => pingSink.arrivals(p)).filter(
         a => a.from === d.host.address && a.atMs > from && a.atMs < healAt
       ).length
@@ -255,8 +261,16 @@ export async function cutDrill(kind: CutKind): Promise<void> {
     const healthyFences = (await fencesOf()) - healthyFencesBefore
     await stream.stop()
 
-    const sources = SOURCES.map(name => ({ name, sink }))
-    await settle(label, made.produced, sources)
+    await settle(label, made.produced, drillSources)
+    // The user sink's source, counted against the topic as Kafka's own tool reads it: every offset delivered.
+    const offsets = await userSink.settleOffsets(
+      await topicEndOffsets(
+        labBrokers()
+          .map(b => b.address)
+          .join(','),
+        topic
+      )
+    )
     const pingsStop = Date.now()
     const leaderAfter = await leaderOf(api)
     const times = timesNote({
@@ -265,12 +279,14 @@ export async function cutDrill(kind: CutKind): Promise<void> {
       'cut→placed': placedAt - cutAt,
       'cut→moved delivering': movedAt - cutAt,
       'cut→delivering': deliveringAt - cutAt,
+      ...Object.fromEntries(drillSources.map((source, i) => [`cut→${source.name}`, deliveringEach[i]! - cutAt])),
       'heal→settled': settledAt - healAt,
       took: Date.now() - started
     })
     const notes = {
       zone,
       cut: kind,
+      behindAtCut,
       cutDispatchers: [...cutIds].join(' '),
       vreplicasOnCut: onCut,
       leader: `${leaderBefore?.replicaId}→${leaderDuring?.replicaId}→${leaderAfter?.replicaId}`,
@@ -282,7 +298,8 @@ export async function cutDrill(kind: CutKind): Promise<void> {
       failedSends: made.failedSends,
       times
     }
-    const kafka = reportEach(label, made.produced, sources, notes)
+    const kafka = reportEach(label, made.produced, drillSources, notes)
+    console.log(`# drill ${label} ${USER_SOURCE}: ${offsets.note}`)
     const pings = await reportPings(
       label,
       pingSink,
@@ -302,6 +319,7 @@ export async function cutDrill(kind: CutKind): Promise<void> {
       assert.equal(figures.produced, made.produced.size)
       assert.equal(figures.lost, 0, `${figures.drill}: lost ${figures.lostIds.slice(0, 20).join(' ')}`)
     }
+    userSink.assertEveryOffset(offsets)
     assertPings(label, pings)
     assert.equal(flaps, 0, 'a dispatcher left Ready again after the heal')
   } finally {
@@ -313,6 +331,7 @@ export async function cutDrill(kind: CutKind): Promise<void> {
     await producer?.close()
     await pool?.stop()
     await sink.close()
+    await userSink.close()
     await pingSink.close()
     const store = storeNames(prefix)
     await waitFullIsr([topic, store.membersTopic, store.contractsTopic, store.resourcesTopic]).catch(error =>

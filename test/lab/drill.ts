@@ -122,6 +122,37 @@ export class Stream {
   }
 }
 
+/** How many of the ids acknowledged so far each source has not delivered yet: `name n, …`. */
+export function backlogNote(
+  sources: ReadonlyArray<{ readonly name: string; readonly sink: { ids(source: string): ReadonlySet<string> } }>,
+  produced: number
+): string {
+  return sources.map(s => `${s.name} ${produced - s.sink.ids(s.name).size}`).join(', ')
+}
+
+/**
+ * Waits until every source has delivered, on every partition, an id numbered at least `from`: when the last one did
+ * (ms), and when each did, in the sources' order.
+ */
+export async function everySourcePast(
+  sources: ReadonlyArray<{ readonly name: string; readonly sink: { ids(source: string): ReadonlySet<string> } }>,
+  partitions: number,
+  from: number
+): Promise<{ at: number; each: number[] }> {
+  const each = new Map<string, number>()
+  const at = await eventually(
+    async () => {
+      for (const s of sources) {
+        if (!each.has(s.name) && everyPartitionPast(s.sink.ids(s.name), partitions, from)) each.set(s.name, Date.now())
+      }
+      return each.size === sources.length ? Date.now() : undefined
+    },
+    120_000,
+    'every partition delivered again, to every source'
+  )
+  return { at, each: sources.map(s => each.get(s.name)!) }
+}
+
 /**
  * True when, for every partition of the topic, an id numbered at least `from` (`<drill>-<n>`, written to
  * partition n mod partitions by IdProducer) reached the source: every partition is being delivered.

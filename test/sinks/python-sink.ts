@@ -17,9 +17,18 @@ function ensureSdk(): void {
   execFileSync('bash', [setupTest, '--python'], { stdio: ['ignore', 'inherit', 'inherit'] })
 }
 
-/** An event the sink answered; or, with `--trace`, one that arrived, with its attributes and extensions. */
+/**
+ * An event the sink answered (with `--print-data`, also its data as text and the sender's address); or, with
+ * `--trace`, one that arrived, with its attributes and extensions.
+ */
 export type PythonSinkLine =
-  | { readonly kind: 'answered'; readonly id: string; readonly offset: string }
+  | {
+      readonly kind: 'answered'
+      readonly id: string
+      readonly offset: string
+      readonly data?: string | undefined
+      readonly peer?: string | undefined
+    }
   | { readonly kind: 'arrived'; readonly attributes: Readonly<Record<string, string>> }
 
 export interface PythonSink {
@@ -46,11 +55,12 @@ export async function startPythonSink(
       if (line.startsWith('listening ')) return resolve(Number(line.slice('listening '.length)))
       const fields = line.split('\t')
       if (fields[0] === '>') onLine({ kind: 'arrived', attributes: JSON.parse(fields[1]!) as Record<string, string> })
-      else onLine({ kind: 'answered', id: fields[0]!, offset: fields[1] ?? '-' })
+      else onLine({ kind: 'answered', id: fields[0]!, offset: fields[1] ?? '-', data: fields[2], peer: fields[3] })
     })
   })
+  const host = args[args.indexOf('--host') + 1]
   return {
-    url: `${args.includes('--tls-cert') ? 'https' : 'http'}://127.0.0.1:${port}/`,
+    url: `${args.includes('--tls-cert') ? 'https' : 'http'}://${args.includes('--host') ? host : '127.0.0.1'}:${port}/`,
     child,
     async stop() {
       child.kill('SIGKILL')

@@ -2,6 +2,7 @@
 ThreadingHTTPServer, which listens with socketserver's default backlog of 5.
 
 Prints one line per event it accepts, `<id>\t<kafka offset extension or ->`, then answers 202. Options:
+  --host ADDRESS   the address to listen on (default 127.0.0.1)
   --port N         0 (default): any free port; the chosen port is printed first as `listening <port>`
   --delay-ms N     wait before answering (default 0)
   --slow-every N   every Nth request waits --slow-ms instead (default: never)
@@ -9,6 +10,7 @@ Prints one line per event it accepts, `<id>\t<kafka offset extension or ->`, the
   --backlog N      the listen backlog (default: socketserver's 5)
   --close          answer with `Connection: close`
   --stall-ms N     listen, but accept nothing for N ms first (its accept queue overflows meanwhile)
+  --print-data     add two fields to each accepted event's line: its data as text, and the sender's address
   --trace          also print a line as each event arrives: `>\t` and its attributes and extensions as JSON
   --trace-data     with --trace, add `_data` (the data as text: JSON re-encoded compactly) and `_headers` (the
                    request's headers, names in lower case)
@@ -26,6 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from cloudevents.http import from_http
 
 parser = argparse.ArgumentParser()
+parser.add_argument("--host", default="127.0.0.1")
 parser.add_argument("--port", type=int, default=0)
 parser.add_argument("--delay-ms", type=float, default=0)
 parser.add_argument("--slow-every", type=int, default=0)
@@ -33,6 +36,7 @@ parser.add_argument("--slow-ms", type=float, default=30000)
 parser.add_argument("--backlog", type=int, default=0)
 parser.add_argument("--close", action="store_true")
 parser.add_argument("--stall-ms", type=float, default=0)
+parser.add_argument("--print-data", action="store_true")
 parser.add_argument("--trace", action="store_true")
 parser.add_argument("--trace-data", action="store_true")
 parser.add_argument("--tls-cert")
@@ -49,6 +53,15 @@ if args.tls_cert:
 lock = threading.Lock()
 count = 0
 out = sys.stdout
+
+
+def text_of(data):
+    """An event's data as one line of text: bytes decoded, anything else (parsed JSON) encoded compactly."""
+    if isinstance(data, (bytes, bytearray)):
+        return data.decode("utf-8", "replace")
+    if data is None or isinstance(data, str):
+        return data or ""
+    return json.dumps(data, separators=(",", ":"))
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -79,11 +92,7 @@ class Handler(BaseHTTPRequestHandler):
                 attributes = {k: v.isoformat() if hasattr(v, "isoformat") else str(v) for k, v in event.get_attributes().items()}
                 if args.trace_data:
                     data = event.get_data()
-                    if isinstance(data, (bytes, bytearray)):
-                        data = data.decode("utf-8", "replace")
-                    elif data is not None and not isinstance(data, str):
-                        data = json.dumps(data, separators=(",", ":"))
-                    attributes["_data"] = data
+                    attributes["_data"] = None if data is None else text_of(data)
                     attributes["_headers"] = {k.lower(): v for k, v in self.headers.items()}
                 out.write(f">\t{json.dumps(attributes)}\n")
                 out.flush()
@@ -91,8 +100,11 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(args.slow_ms / 1000)
         elif args.delay_ms:
             time.sleep(args.delay_ms / 1000)
+        line = f"{event['id']}\t{event.get('knativekafkaoffset', '-')}"
+        if args.print_data:
+            line += f"\t{text_of(event.get_data())}\t{self.client_address[0]}"
         with lock:
-            out.write(f"{event['id']}\t{event.get('knativekafkaoffset', '-')}\n")
+            out.write(line + "\n")
             out.flush()
         self.send_response(202)
         self.send_header("content-length", "0")
@@ -111,7 +123,7 @@ class Server(ThreadingHTTPServer):
         request_queue_size = args.backlog
 
 
-server = Server(("127.0.0.1", args.port), Handler)
+server = Server((args.host, args.port), Handler)
 if tls is not None:
     server.socket = tls.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
 print(f"listening {server.server_address[1]}", flush=True)
