@@ -44,6 +44,9 @@ export const REVOKE_DRAIN_MS = 5_000
 /** How long after the drain a former owner may still try to commit the hand-over; past it, it gives up. */
 export const RELEASE_COMMIT_MS = 1_000
 
+/** How long one try of a hand-over's release may take before the next is sent (a commit answers in milliseconds). */
+export const RELEASE_ATTEMPT_MS = 500
+
 /**
  * How long a member given a partition whose commit says "draining" waits for the release before it starts
  * from the committed offset anyway (the former owner died mid-drain). Past the drain and the release commit, so

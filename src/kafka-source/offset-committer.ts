@@ -7,7 +7,8 @@ import {
   offsetFetchV8
 } from '@platformatic/kafka'
 import type { Broker } from '@platformatic/kafka'
-import { kafkaSecurityOptions } from '../kafka/index.ts'
+import { ErrorCodes, ShoalError } from '../errors/index.ts'
+import { brokerHealth, kafkaConnectionTimeouts, kafkaSecurityOptions } from '../kafka/index.ts'
 import type { KafkaClientSecurity } from '../kafka/index.ts'
 import type { GroupAssignmentView } from './stranded-partitions.ts'
 
@@ -44,12 +45,21 @@ export interface CommittedOffset {
  * client answers a failed commit by rejoining, which starts another rebalance. Here a commit during a
  * rebalance (the moment that matters most: partitions are about to move) reaches the coordinator at once,
  * and a failure is only reported: the member's heartbeat, not a commit, decides when to rejoin.
+ *
+ * Its connections wait on a broker as every Shoal client's do (`kafkaConnectionTimeouts`), and a coordinator that
+ * answers nothing (`brokerHealth`: lost with its zone) is not asked at all: the commit fails at once, and the next
+ * try goes to the coordinator the member finds next. A hand-over's release is tried for a second after the drain;
+ * a connection opened to the lost coordinator had spent it all (the lab's broker zone loss: the release given up,
+ * and the partition's next owner waiting out the hand-over, 15 s after the loss).
  */
 export class OffsetCommitter {
   readonly #pool: ConnectionPool
 
   constructor(clientId: string, security?: KafkaClientSecurity) {
-    this.#pool = new ConnectionPool(`${clientId}-commits`, kafkaSecurityOptions(security))
+    this.#pool = new ConnectionPool(`${clientId}-commits`, {
+      ...kafkaSecurityOptions(security),
+      ...kafkaConnectionTimeouts('request')
+    })
   }
 
   async commit(identity: CommitIdentity, offsets: readonly PartitionOffset[]): Promise<void> {
@@ -65,7 +75,7 @@ export class OffsetCommitter {
       })
       byTopic.set(topic, list)
     }
-    const connection = await this.#pool.get(identity.coordinator)
+    const connection = await this.#pool.get(answering(identity.coordinator))
     await offsetCommitV8.api.async(
       connection,
       identity.groupId,
@@ -84,7 +94,7 @@ export class OffsetCommitter {
   ): Promise<Map<string, CommittedOffset>> {
     const byTopic = new Map<string, number[]>()
     for (const { topic, partition } of partitions) byTopic.set(topic, [...(byTopic.get(topic) ?? []), partition])
-    const connection = await this.#pool.get(coordinator)
+    const connection = await this.#pool.get(answering(coordinator))
     const response = await offsetFetchV8.api.async(
       connection,
       [
@@ -113,7 +123,7 @@ export class OffsetCommitter {
 
   /** The group's state and what the coordinator assigned each member (DescribeGroups). */
   async describe(coordinator: Broker, groupId: string): Promise<GroupAssignmentView> {
-    const connection = await this.#pool.get(coordinator)
+    const connection = await this.#pool.get(answering(coordinator))
     const response = await describeGroupsV5.api.async(connection, [groupId], false)
     const group = response.groups.find(g => g.groupId === groupId)
     if (group === undefined) throw new Error(`DescribeGroups did not answer for ${groupId}`)
@@ -136,7 +146,7 @@ export class OffsetCommitter {
    * request; naming the instance id too makes the leave immediate, so its partitions move at once.
    */
   async leave(identity: CommitIdentity, reason: string): Promise<void> {
-    const connection = await this.#pool.get(identity.coordinator)
+    const connection = await this.#pool.get(answering(identity.coordinator))
     await leaveGroupV5.api.async(connection, identity.groupId, [
       { memberId: identity.memberId, groupInstanceId: identity.groupInstanceId, reason }
     ])
@@ -145,4 +155,17 @@ export class OffsetCommitter {
   async close(): Promise<void> {
     await this.#pool.close()
   }
+}
+
+/** The coordinator, unless it answers nothing (see the class): then a retriable error, at once. */
+function answering(coordinator: Broker): Broker {
+  const key = `${coordinator.host}:${coordinator.port}`
+  if (brokerHealth.suspect(key, Date.now())) {
+    throw new ShoalError(
+      ErrorCodes.KAFKA,
+      `the group coordinator ${key} answers nothing; retrying once the member finds the next one`,
+      { retriable: true }
+    )
+  }
+  return coordinator
 }

@@ -1,4 +1,4 @@
-import { RELEASE_COMMIT_MS, REVOKE_DRAIN_MS } from './defaults.ts'
+import { RELEASE_ATTEMPT_MS, RELEASE_COMMIT_MS, REVOKE_DRAIN_MS } from './defaults.ts'
 import type { MemberCommits } from './member-commits.ts'
 import type { MemberContext } from './member-context.ts'
 import type { OffsetTracker } from './offset-tracker.ts'
@@ -69,9 +69,11 @@ export class HandOvers {
     const giveUpAt = Math.max(drainUntil, Date.now()) + RELEASE_COMMIT_MS
     for (let attempt = 1; ; attempt++) {
       try {
-        // Bounded by the give-up time: a release that lands later could land after the next owner started.
+        // Bounded by the give-up time: a release that lands later could land after the next owner started. Each try
+        // by RELEASE_ATTEMPT_MS too: one that waits on a coordinator that answers nothing is not the last.
+        const bound = Math.max(1, Math.min(RELEASE_ATTEMPT_MS, giveUpAt - Date.now()))
         await this.#commits.chained(() =>
-          withTimeout(this.#commits.commitRuns([{ run, tracker }], undefined, true), Math.max(1, giveUpAt - Date.now()))
+          withTimeout(this.#commits.commitRuns([{ run, tracker }], undefined, true), bound)
         )
         this.handedOver('released')
         break
