@@ -42,6 +42,9 @@ const FETCH_OVERDUE_MS = 1_500
 
 // Fetch answer error codes handled here (the rest mean "refresh metadata and try again").
 const OFFSET_OUT_OF_RANGE = 1
+/** How long a barrier tries to learn its partitions' ends, and how long it waits between tries. */
+const ENDS_PATIENCE_MS = 10_000
+const ENDS_RETRY_MS = 250
 
 /** What one fetch of the tailer may return (a larger first batch still comes whole, KIP-74). */
 const TAILER_FETCH_LIMITS: FetchLimits = Object.freeze({
@@ -94,8 +97,8 @@ export class LogTailer {
     this.#offsets = new KafkaConsumer({
       ...kafkaClientOptions(`${options.connection.clientId}-tailer-offsets`, options.connection.brokers, 'fetch'),
       groupId: `${options.connection.clientId}-tailer-unused`,
-      retries: 3,
-      retryDelay: 250
+      // Retried by #ends, each try with fresh metadata: the client's own retries go to the leader it knew.
+      retries: 0
     })
   }
 
@@ -144,8 +147,7 @@ export class LogTailer {
   }
 
   async #barrier(targets: ReadonlyArray<{ topic: string; partitions?: readonly number[] }>): Promise<void> {
-    const topics = targets.map(t => t.topic)
-    const ends = await this.#offsets.listOffsets({ topics, isolationLevel: IsolationLevels.READ_UNCOMMITTED })
+    const ends = await this.#ends(targets)
     const waits: Promise<void>[] = []
     for (const target of targets) {
       const offsets = ends.get(target.topic) ?? []
@@ -159,6 +161,33 @@ export class LogTailer {
       }
     }
     await Promise.all(waits)
+  }
+
+  /**
+   * The end offsets of the targets' partitions, asked of their leaders — only the partitions named, so that a barrier
+   * on partitions whose leaders answer does not wait on a broker that answers nothing (a store write, whose barrier is
+   * its bucket's, waited for every bucket's leader: 10 s after a broker zone loss). A leader that answers nothing
+   * fails the try at once or within the connect timeout, the library then asks for metadata once and tries the
+   * leader it names; the tries go on, ENDS_RETRY_MS apart, until the leader has moved (for ENDS_PATIENCE_MS at most).
+   */
+  async #ends(targets: ReadonlyArray<{ topic: string; partitions?: readonly number[] }>) {
+    const topics = [...new Set(targets.map(t => t.topic))]
+    const partitions: Record<string, number[]> = {}
+    for (const topic of topics) {
+      const named = targets.filter(t => t.topic === topic)
+      if (named.every(t => t.partitions !== undefined)) {
+        partitions[topic] = [...new Set(named.flatMap(t => t.partitions!))]
+      }
+    }
+    const giveUpAt = Date.now() + ENDS_PATIENCE_MS
+    for (;;) {
+      try {
+        return await this.#offsets.listOffsets({ topics, partitions, isolationLevel: IsolationLevels.READ_UNCOMMITTED })
+      } catch (error) {
+        if (Date.now() >= giveUpAt || this.#abort.signal.aborted) throw error
+        await new Promise(resolve => setTimeout(resolve, ENDS_RETRY_MS))
+      }
+    }
   }
 
   /** Resolves once the tailer's position in a partition reaches `offset`. */
