@@ -10,7 +10,6 @@
 import assert from 'node:assert/strict'
 import { storeNames } from '../../src/store/index.ts'
 import { http } from '../helpers/http.ts'
-import { topicEndOffsets } from '../helpers/kafka-tools.ts'
 import { eventually } from '../helpers/wait.ts'
 import { PS, createEverySecondSources, pingPlacements, readyTimes } from '../helpers/ticks.ts'
 import {
@@ -263,14 +262,7 @@ export async function cutDrill(kind: CutKind): Promise<void> {
 
     await settle(label, made.produced, drillSources)
     // The user sink's source, counted against the topic as Kafka's own tool reads it: every offset delivered.
-    const offsets = await userSink.settleOffsets(
-      await topicEndOffsets(
-        labBrokers()
-          .map(b => b.address)
-          .join(','),
-        topic
-      )
-    )
+    const offsets = await userSink.settleAgainst(labBrokers(), topic)
     const pingsStop = Date.now()
     const leaderAfter = await leaderOf(api)
     const times = timesNote({

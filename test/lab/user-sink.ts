@@ -3,6 +3,7 @@
 // source's events as CountingSink does — by the record's value, the drill's id, and by the sender's address — and
 // also by partition and offset, to be checked against the topic's end offsets as Kafka's own tool reads them.
 import assert from 'node:assert/strict'
+import { topicEndOffsets } from '../helpers/kafka-tools.ts'
 import { eventually } from '../helpers/wait.ts'
 import { startPythonSink } from '../sinks/python-sink.ts'
 import type { PythonSink, PythonSinkLine } from '../sinks/python-sink.ts'
@@ -68,6 +69,11 @@ export class UserSink {
       for (let offset = 0; offset < end; offset++) if (!answered.has(offset)) missing.push(`${partition}/${offset}`)
     }
     return missing
+  }
+
+  /** settleOffsets against the topic's ends as Kafka's GetOffsetShell reads them from `brokers`. */
+  async settleAgainst(brokers: ReadonlyArray<{ readonly address: string }>, topic: string): Promise<OffsetCount> {
+    return this.settleOffsets(await topicEndOffsets(brokers.map(b => b.address).join(','), topic))
   }
 
   /**
