@@ -53,9 +53,3 @@ export const RELEASE_ATTEMPT_MS = 500
  * a release can never land after the new owner started.
  */
 export const HANDOVER_WAIT_MS = REVOKE_DRAIN_MS + RELEASE_COMMIT_MS + 1_000
-
-/**
- * How long a member given a partition whose former owner has left the group waits for the release anyway before it
- * starts (see StartPositions): a margin over the session timeout's lead on the former owner's drain.
- */
-export const GONE_OWNER_WAIT_MS = 1_000

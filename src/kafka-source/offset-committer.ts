@@ -132,7 +132,6 @@ export class OffsetCommitter {
     return {
       state: group.groupState,
       members: group.members.map(m => ({
-        groupInstanceId: m.groupInstanceId ?? null,
         assigned: decodeConsumerProtocolAssignment(m.memberAssignment).assignedPartitions.map(a => ({
           topic: a.topic,
           partitions: a.partitions

@@ -1,5 +1,5 @@
 import { IsolationLevels } from '../kafka/index.ts'
-import { GONE_OWNER_WAIT_MS, HANDOVER_WAIT_MS } from './defaults.ts'
+import { HANDOVER_WAIT_MS } from './defaults.ts'
 import type { GroupMembership } from './group-membership.ts'
 import { readCommitNote } from './commit-metadata.ts'
 import type { CommitNoteReading } from './commit-metadata.ts'
@@ -11,9 +11,6 @@ import type { HandOvers } from './partition-handover.ts'
 import type { PartitionRun } from './partition-run.ts'
 import { sleep } from './wake.ts'
 
-/** How often a former owner is looked for in its group while a partition waits for its release. */
-const GONE_CHECK_MS = 500
-
 // Special ListOffsets timestamps.
 const EARLIEST_TIMESTAMP = -2n
 const LATEST_TIMESTAMP = -1n
@@ -24,8 +21,6 @@ export class StartPositions {
   readonly #membership: GroupMembership
   readonly #commits: MemberCommits
   readonly #handOvers: HandOvers
-  /** Former owner → when it was last looked for in the group, and whether it was gone. */
-  readonly #goneChecks = new Map<string, { readonly at: number; readonly gone: boolean }>()
 
   constructor(ctx: MemberContext, membership: GroupMembership, commits: MemberCommits, handOvers: HandOvers) {
     this.#ctx = ctx
@@ -70,8 +65,7 @@ export class StartPositions {
           if (draining !== undefined) {
             const seen = markSeen.get(run) ?? Date.now()
             markSeen.set(run, seen)
-            const gone = Date.now() - seen >= GONE_OWNER_WAIT_MS && (await this.#goneFromGroup(draining))
-            if (Date.now() - seen < HANDOVER_WAIT_MS && !gone) {
+            if (Date.now() - seen < HANDOVER_WAIT_MS) {
               waiting = true
               continue
             }
@@ -79,9 +73,7 @@ export class StartPositions {
             pastMark.add(run)
             this.#ctx.options.log(
               'warn',
-              gone
-                ? 'a former owner left the group without releasing the partition; starting from its last commit'
-                : 'a former owner did not release the partition in time; starting from its last commit',
+              'a former owner did not release the partition in time; starting from its last commit',
               this.#ctx.fields({ partition: run.id, formerOwner: draining, offset: String(found?.offset) })
             )
           } else if (markSeen.has(run)) {
@@ -155,37 +147,6 @@ export class StartPositions {
   }
 
   /** The group's committed offsets of some partitions, with their metadata, from the coordinator. */
-  /**
-   * Whether the member that wrote a draining mark (`formerOwner`, its group instance id) is no longer in the group,
-   * as its coordinator describes it now: then it cannot release the partition — its commits name a generation that
-   * is gone — and it delivers nothing of it any more. A member leaves a group by closing (which hands its partitions
-   * over first), by its session timing out (6 s without a heartbeat, past the 5 s its drain may last from the
-   * revocation that wrote the mark, itself followed at once by the member's JoinGroup), or removed when its
-   * dispatcher was declared dead (fenced well before). Waiting out HANDOVER_WAIT_MS for it only delayed the partition:
-   * a member lost with its zone right after a rebalance revoked a partition from it had the partition's next owner
-   * start 16 s after the loss, where every other partition was delivered again after 6–9 s (docs/faults.md, fix 18).
-   * False when the group cannot be described: the wait goes on.
-   */
-  async #goneFromGroup(formerOwner: string): Promise<boolean> {
-    // Asked at most every GONE_CHECK_MS per former owner: the caller looks every 100 ms, for each partition waiting.
-    const last = this.#goneChecks.get(formerOwner)
-    if (last !== undefined && Date.now() - last.at < GONE_CHECK_MS) return last.gone
-    const gone = await this.#describeGone(formerOwner)
-    this.#goneChecks.set(formerOwner, { at: Date.now(), gone })
-    return gone
-  }
-
-  async #describeGone(formerOwner: string): Promise<boolean> {
-    try {
-      const identity = await this.#membership.identityNow()
-      const view = await this.#ctx.options.committer.describe(identity.coordinator, this.#ctx.options.source.groupId)
-      if (view.state === 'Dead' || view.state === 'Empty') return false
-      return !view.members.some(m => m.groupInstanceId === formerOwner)
-    } catch {
-      return false
-    }
-  }
-
   async #committedOffsets(runs: readonly PartitionRun[]): Promise<Map<string, CommittedOffset>> {
     const identity = await this.#membership.identityNow()
     return this.#ctx.options.committer.committed(identity.coordinator, this.#ctx.options.source.groupId, runs)

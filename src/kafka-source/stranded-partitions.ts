@@ -13,8 +13,6 @@ export interface GroupAssignmentView {
   /** The coordinator's state name (`Stable`, `PreparingRebalance`, `CompletingRebalance`, `Empty`, `Dead`). */
   readonly state: string
   readonly members: ReadonlyArray<{
-    /** The member's group instance id (every Shoal member has one: `<dispatcher>-<index>`). */
-    readonly groupInstanceId?: string | null
     readonly assigned: ReadonlyArray<{ readonly topic: string; readonly partitions: readonly number[] }>
   }>
 }
