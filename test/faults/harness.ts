@@ -212,6 +212,39 @@ export type SinkMode = 'up' | '5xx' | 'reset' | 'closed'
  * (connection refused) and listen again on the same port. `refuse` names ids answered 400, which Shoal does not
  * retry: they go to the dead letter sink, or are dropped by policy when the source has none.
  */
+/** What a counting sink records of each 2xx answer (CountingSink, and the lab's user sink). */
+export interface AnswerLog extends DeliveryTally {
+  readonly accepted: Map<string, number>
+  readonly acceptedFrom: Map<string, number[]>
+  readonly partitionAnswers: Map<string, Array<readonly [at: number, from: string]>>
+}
+
+/** Notes a 2xx answer: each `source|id` key accepted, and who it went to, now, for each partition it held. */
+export function noteAccepted(
+  log: AnswerLog,
+  source: string,
+  keys: Iterable<string>,
+  partitions: Iterable<number>,
+  from: string
+): void {
+  const now = Date.now()
+  for (const key of keys) log.accepted.set(key, (log.accepted.get(key) ?? 0) + 1)
+  const times = log.acceptedFrom.get(from) ?? []
+  times.push(now)
+  log.acceptedFrom.set(from, times)
+  for (const partition of partitions) {
+    const answers = log.partitionAnswers.get(`${source}|${partition}`) ?? []
+    answers.push([now, from])
+    log.partitionAnswers.set(`${source}|${partition}`, answers)
+  }
+}
+
+/** The unique ids of `source` among accepted `source|id` keys. */
+export function acceptedIds(accepted: ReadonlyMap<string, number>, source: string): Set<string> {
+  const prefix = `${source}|`
+  return new Set([...accepted.keys()].filter(k => k.startsWith(prefix)).map(k => k.slice(prefix.length)))
+}
+
 export class CountingSink {
   /** `source|id` → 2xx answers. */
   readonly accepted = new Map<string, number>()
@@ -256,8 +289,7 @@ export class CountingSink {
 
   /** Unique ids accepted for `source`. */
   ids(source: string): Set<string> {
-    const prefix = `${source}|`
-    return new Set([...this.accepted.keys()].filter(k => k.startsWith(prefix)).map(k => k.slice(prefix.length)))
+    return acceptedIds(this.accepted, source)
   }
 
   async setMode(mode: SinkMode): Promise<void> {
@@ -329,17 +361,7 @@ export class CountingSink {
         for (const key of keys) this.refused.add(key)
         answer(400)
       } else {
-        for (const key of keys) this.accepted.set(key, (this.accepted.get(key) ?? 0) + 1)
-        const from = req.socket.remoteAddress ?? '?'
-        const now = Date.now()
-        const times = this.acceptedFrom.get(from) ?? []
-        times.push(now)
-        this.acceptedFrom.set(from, times)
-        for (const partition of new Set(events.map(e => e.partition))) {
-          const answers = this.partitionAnswers.get(`${source}|${partition}`) ?? []
-          answers.push([now, from])
-          this.partitionAnswers.set(`${source}|${partition}`, answers)
-        }
+        noteAccepted(this, source, keys, new Set(events.map(e => e.partition)), req.socket.remoteAddress ?? '?')
         lanes('answered')
         answer(202, '2xx')
       }

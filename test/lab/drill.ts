@@ -122,11 +122,14 @@ export class Stream {
   }
 }
 
+/** A drill's source by name, and the sink that counts what it delivered. */
+export interface DrillSource {
+  readonly name: string
+  readonly sink: { ids(source: string): ReadonlySet<string> }
+}
+
 /** How many of the ids acknowledged so far each source has not delivered yet: `name n, …`. */
-export function backlogNote(
-  sources: ReadonlyArray<{ readonly name: string; readonly sink: { ids(source: string): ReadonlySet<string> } }>,
-  produced: number
-): string {
+export function backlogNote(sources: readonly DrillSource[], produced: number): string {
   return sources.map(s => `${s.name} ${produced - s.sink.ids(s.name).size}`).join(', ')
 }
 
@@ -135,7 +138,7 @@ export function backlogNote(
  * (ms), and when each did, in the sources' order.
  */
 export async function everySourcePast(
-  sources: ReadonlyArray<{ readonly name: string; readonly sink: { ids(source: string): ReadonlySet<string> } }>,
+  sources: readonly DrillSource[],
   partitions: number,
   from: number
 ): Promise<{ at: number; each: number[] }> {

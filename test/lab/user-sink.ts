@@ -3,6 +3,8 @@
 // source's events as CountingSink does — by the record's value, the drill's id, and by the sender's address — and
 // also by partition and offset, to be checked against the topic's end offsets as Kafka's own tool reads them.
 import assert from 'node:assert/strict'
+import { acceptedIds, noteAccepted } from '../faults/harness.ts'
+import type { AnswerLog } from '../faults/harness.ts'
 import { topicEndOffsets } from '../helpers/kafka-tools.ts'
 import { eventually } from '../helpers/wait.ts'
 import { startPythonSink } from '../sinks/python-sink.ts'
@@ -21,7 +23,7 @@ export interface OffsetCount {
 /** `partition:P/offset:O`, the id of an event made from a plain record. */
 const RECORD_ID = /^partition:(\d+)\/offset:(\d+)$/
 
-export class UserSink {
+export class UserSink implements AnswerLog {
   /** `source|id` → 2xx answers (the id is the record's value). */
   readonly accepted = new Map<string, number>()
   /** Never filled: this sink accepts every CloudEvent (countFigures reads it). */
@@ -54,8 +56,7 @@ export class UserSink {
 
   /** Unique ids accepted for `source`. */
   ids(source: string): Set<string> {
-    const prefix = `${source}|`
-    return new Set([...this.accepted.keys()].filter(k => k.startsWith(prefix)).map(k => k.slice(prefix.length)))
+    return acceptedIds(this.accepted, source)
   }
 
   /**
@@ -71,16 +72,13 @@ export class UserSink {
     return missing
   }
 
-  /** settleOffsets against the topic's ends as Kafka's GetOffsetShell reads them from `brokers`. */
-  async settleAgainst(brokers: ReadonlyArray<{ readonly address: string }>, topic: string): Promise<OffsetCount> {
-    return this.settleOffsets(await topicEndOffsets(brokers.map(b => b.address).join(','), topic))
-  }
-
   /**
-   * Waits (a minute at most) until every offset below `ends` was answered — a record written twice by a retried send
-   * sits at an offset of its own, and may still be on its way when every id has arrived — then counts.
+   * Reads the topic's ends as Kafka's GetOffsetShell does, from `brokers`; waits (a minute at most) until every offset
+   * below them was answered — a record written twice by a retried send sits at an offset of its own, and may still be
+   * on its way when every id has arrived — then counts.
    */
-  async settleOffsets(ends: ReadonlyMap<number, number>): Promise<OffsetCount> {
+  async settleAgainst(brokers: ReadonlyArray<{ readonly address: string }>, topic: string): Promise<OffsetCount> {
+    const ends = await topicEndOffsets(brokers.map(b => b.address).join(','), topic)
     await eventually(
       async () => (this.missingOffsets(ends).length === 0 ? true : undefined),
       60_000,
@@ -107,23 +105,14 @@ export class UserSink {
 
   #answered(line: PythonSinkLine): void {
     if (line.kind !== 'answered') return
-    const at = Date.now()
     const record = RECORD_ID.exec(line.id)
     if (record === null || line.data === undefined) {
       this.strays.push(line.id)
       return
     }
     const [partition, offset] = [Number(record[1]), Number(record[2])]
-    const key = `${this.source}|${line.data}`
-    this.accepted.set(key, (this.accepted.get(key) ?? 0) + 1)
     const from = (line.peer ?? '').replace(/^::ffff:/, '')
-    let times = this.acceptedFrom.get(from)
-    if (times === undefined) this.acceptedFrom.set(from, (times = []))
-    times.push(at)
-    const lane = `${this.source}|${partition}`
-    let answers = this.partitionAnswers.get(lane)
-    if (answers === undefined) this.partitionAnswers.set(lane, (answers = []))
-    answers.push([at, from])
+    noteAccepted(this, this.source, [`${this.source}|${line.data}`], [partition], from)
     let offsets = this.offsets.get(partition)
     if (offsets === undefined) this.offsets.set(partition, (offsets = new Set()))
     offsets.add(offset)

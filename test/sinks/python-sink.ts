@@ -58,9 +58,9 @@ export async function startPythonSink(
       else onLine({ kind: 'answered', id: fields[0]!, offset: fields[1] ?? '-', data: fields[2], peer: fields[3] })
     })
   })
-  const host = args[args.indexOf('--host') + 1]
+  const host = args.includes('--host') ? args[args.indexOf('--host') + 1] : '127.0.0.1'
   return {
-    url: `${args.includes('--tls-cert') ? 'https' : 'http'}://${args.includes('--host') ? host : '127.0.0.1'}:${port}/`,
+    url: `${args.includes('--tls-cert') ? 'https' : 'http'}://${host}:${port}/`,
     child,
     async stop() {
       child.kill('SIGKILL')
