@@ -12,10 +12,13 @@ export const FORGET_AFTER_MS = 60_000
 /**
  * An acks=all Produce (0) may rightly wait at the broker for the in-sync replicas: a follower that died holds it until
  * it leaves the ISR, within 1.5 × `replica.lag.time.max.ms` (under 3 s with the settings Shoal needs,
- * docs/kafka.md). One unanswered this long makes its broker suspect.
+ * docs/kafka.md). So may every request the broker answers only once its own write to an internal topic is
+ * replicated: OffsetCommit (8, `__consumer_offsets`), InitProducerId (22), AddPartitionsToTxn (24),
+ * AddOffsetsToTxn (25), EndTxn (26) and TxnOffsetCommit (28) (`__transaction_state`, `__consumer_offsets`). One
+ * unanswered this long makes its broker suspect.
  */
 export const PRODUCE_SUSPECT_AFTER_MS = 4_000
-const PRODUCE = 0
+const REPLICATED_WRITE_API_KEYS: ReadonlySet<number> = new Set([0, 8, 22, 24, 25, 26, 28])
 /** Requests a broker may rightly hold for as long as the group needs: JoinGroup (11) and SyncGroup (14). */
 const LONG_HELD_API_KEYS: ReadonlySet<number> = new Set([11, 14])
 
@@ -41,7 +44,7 @@ export class BrokerHealth {
     if (state.unanswered.size > 1_000) this.#forget(state, now)
     state.unanswered.set(request, {
       sentAt: now,
-      patience: apiKey === PRODUCE ? PRODUCE_SUSPECT_AFTER_MS : SUSPECT_AFTER_MS
+      patience: REPLICATED_WRITE_API_KEYS.has(apiKey) ? PRODUCE_SUSPECT_AFTER_MS : SUSPECT_AFTER_MS
     })
   }
 

@@ -1,4 +1,5 @@
 import { KafkaConsumer } from './clients.ts'
+import { GenericError, NetworkError, TimeoutError } from '@platformatic/kafka'
 import type { ClusterMetadata } from '@platformatic/kafka'
 import { IsolationLevels, kafkaClientOptions } from './client-options.ts'
 import type { KafkaConnection } from './client-options.ts'
@@ -137,7 +138,10 @@ export class LogTailer {
     targets: ReadonlyArray<{ topic: string; partitions?: readonly number[] }>,
     options: { timeoutMs?: number } = {}
   ): Promise<void> {
-    const all = this.#barrier(targets)
+    // Asking for the ends stops at the caller's timeout too: tries no caller waits for any more are load on a cluster
+    // that is already failing over.
+    const patience = Math.min(ENDS_PATIENCE_MS, options.timeoutMs ?? Infinity)
+    const all = this.#barrier(targets, Date.now() + patience)
     if (options.timeoutMs === undefined) return all
     // The timeout covers asking for the ends too: a broker that black-holes holds that request for its timeout.
     let timer: NodeJS.Timeout | undefined
@@ -146,8 +150,11 @@ export class LogTailer {
     clearTimeout(timer)
   }
 
-  async #barrier(targets: ReadonlyArray<{ topic: string; partitions?: readonly number[] }>): Promise<void> {
-    const ends = await this.#ends(targets)
+  async #barrier(
+    targets: ReadonlyArray<{ topic: string; partitions?: readonly number[] }>,
+    giveUpAt: number
+  ): Promise<void> {
+    const ends = await this.#ends(targets, giveUpAt)
     const waits: Promise<void>[] = []
     for (const target of targets) {
       const offsets = ends.get(target.topic) ?? []
@@ -168,9 +175,10 @@ export class LogTailer {
    * on partitions whose leaders answer does not wait on a broker that answers nothing (a store write, whose barrier is
    * its bucket's, waited for every bucket's leader: 10 s after a broker zone loss). A leader that answers nothing
    * fails the try at once or within the connect timeout, the library then asks for metadata once and tries the
-   * leader it names; the tries go on, ENDS_RETRY_MS apart, until the leader has moved (for ENDS_PATIENCE_MS at most).
+   * leader it names; the tries go on, ENDS_RETRY_MS apart, until the leader has moved — until `giveUpAt` at most, and
+   * not after an answer that no try can change (see `refusedForGood`).
    */
-  async #ends(targets: ReadonlyArray<{ topic: string; partitions?: readonly number[] }>) {
+  async #ends(targets: ReadonlyArray<{ topic: string; partitions?: readonly number[] }>, giveUpAt: number) {
     const topics = [...new Set(targets.map(t => t.topic))]
     const partitions: Record<string, number[]> = {}
     for (const topic of topics) {
@@ -179,12 +187,11 @@ export class LogTailer {
         partitions[topic] = [...new Set(named.flatMap(t => t.partitions!))]
       }
     }
-    const giveUpAt = Date.now() + ENDS_PATIENCE_MS
     for (;;) {
       try {
         return await this.#offsets.listOffsets({ topics, partitions, isolationLevel: IsolationLevels.READ_UNCOMMITTED })
       } catch (error) {
-        if (Date.now() >= giveUpAt || this.#abort.signal.aborted) throw error
+        if (Date.now() >= giveUpAt || this.#abort.signal.aborted || refusedForGood(error)) throw error
         await new Promise(resolve => setTimeout(resolve, ENDS_RETRY_MS))
       }
     }
@@ -370,6 +377,17 @@ export class LogTailer {
       for (const w of ready) w.resolve()
     }
   }
+}
+
+/**
+ * Whether an error says no later try can succeed: Kafka refused for good (not authorized, a request it does not
+ * take), or the client was used wrongly. Every error of an aggregate must say so. A timeout or a lost connection
+ * never does (the library marks a timeout not retriable; here it is exactly what a retry is for).
+ */
+export function refusedForGood(error: unknown): boolean {
+  if (error instanceof AggregateError) return error.errors.length > 0 && error.errors.every(refusedForGood)
+  if (!(error instanceof GenericError) || error instanceof TimeoutError || error instanceof NetworkError) return false
+  return (error as { canRetry?: unknown }).canRetry === false
 }
 
 function delay(ms: number, signal: AbortSignal): Promise<void> {

@@ -41,6 +41,15 @@ test('a JoinGroup held by the coordinator does not make it suspect; an acks=all 
   health.sent('b:1', {}, PRODUCE, 0)
   assert.equal(health.suspect('b:1', SUSPECT_AFTER_MS), false, 'a produce may wait for a follower to leave the ISR')
   assert.equal(health.suspect('b:1', PRODUCE_SUSPECT_AFTER_MS), true)
+  // OffsetCommit (8) and EndTxn (26) are answered once the coordinator's own write is replicated: as patient.
+  for (const [broker, apiKey] of [
+    ['c:1', 8],
+    ['d:1', 26]
+  ] as const) {
+    health.sent(broker, {}, apiKey, 0)
+    assert.equal(health.suspect(broker, SUSPECT_AFTER_MS), false, `API key ${apiKey} may wait for the ISR`)
+    assert.equal(health.suspect(broker, PRODUCE_SUSPECT_AFTER_MS), true)
+  }
 })
 
 test('newlySuspect names a broker once when it turns suspect, and again only after it answered', () => {
