@@ -6,6 +6,7 @@ import type { PlaneActivity, PlaneHost, SourcePlane } from '../plane/index.ts'
 import { KafkaSourcePlane } from '../kafka-source/index.ts'
 import type { KafkaSourcePlaneOptions, SourceObserver } from '../kafka-source/index.ts'
 import type { RunningDispatcher } from './dispatcher.ts'
+import { fencedDrainOf } from './liveness.ts'
 import type { Log } from '../log/index.ts'
 import { closeInOrder } from '../util/index.ts'
 import { originReportsOf, sinkReportsOf } from './sink-reports.ts'
@@ -132,6 +133,7 @@ function applyContract(dispatcher: RunningDispatcher, planes: readonly SourcePla
     plane.apply({
       contract: new Map([...dispatcher.contract].filter(([key]) => key.startsWith(prefix))),
       running: dispatcher.running,
+      ...(dispatcher.fenced ? { drainMs: fencedDrainOf(dispatcher.livenessTimeoutMs) } : {}),
       contractOffset: dispatcher.contractOffset,
       ended: ended.filter(holding => holding.source.startsWith(prefix))
     })

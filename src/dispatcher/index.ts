@@ -14,6 +14,7 @@ export {
   MIN_LIVENESS_TIMEOUT_MS,
   checkLivenessTimeout,
   fenceAfterOf,
+  fencedDrainOf,
   heartbeatDeadlineOf,
   heartbeatIntervalOf
 } from './liveness.ts'

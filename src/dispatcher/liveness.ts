@@ -39,6 +39,15 @@ export function fenceAfterOf(livenessTimeoutMs: number): number {
   return Math.round(livenessTimeoutMs / 2)
 }
 
+/**
+ * How long a fenced dispatcher's deliveries on the wire may go on before they are cut: a quarter of the liveness
+ * timeout, half the fence's lead on the controllers' Dead. By the time they may give its placements (and, by removing
+ * its members from their groups, its partitions mid-hand-over) to another dispatcher, nothing of it is on the wire.
+ */
+export function fencedDrainOf(livenessTimeoutMs: number): number {
+  return Math.round(livenessTimeoutMs / 4)
+}
+
 /** Throws unless the timeout is an integer number of milliseconds in the accepted range. */
 export function checkLivenessTimeout(livenessTimeoutMs: number): void {
   if (

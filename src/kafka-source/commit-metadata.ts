@@ -5,7 +5,11 @@
 //
 // The text, version 2 (docs/kafka-source.md, "What a commit says"):
 //
-//   shoal/2[ d:<member, percent-encoded>][ r:<runs> | b:<bits>]
+//   shoal/2[ d:<member>[,<member id>]][ r:<runs> | b:<bits>]
+//
+// `d:` names the draining member by its group instance id and, since hand-overs are bound to it, by the member id
+// the coordinator gave it when the partition was revoked; each percent-encoded (so the comma is unambiguous; a
+// reader that knows only the instance id reads both as one name).
 //
 // Both encodings count from the committed offset C. `r:` is run lengths in base 36, joined by `.`, alternating
 // offsets not handled and offsets handled, starting with not handled (0 when C itself was handled by a former owner
@@ -27,8 +31,13 @@ export interface OffsetRange {
 export interface CommitNote {
   /** Offsets at or past the committed one already handled: ascending, disjoint, not empty each. */
   readonly handled: readonly OffsetRange[]
-  /** The member draining the partition (the hand-over's mark), if one is. */
+  /** The member draining the partition (the hand-over's mark), if one is: its group instance id. */
   readonly draining: string | undefined
+  /**
+   * The member id the draining member's hand-over commits are bound to (see `partition-handover.ts`): once no member
+   * of the group has it, the coordinator takes none of them. Absent in marks written before it was named.
+   */
+  readonly drainingMemberId?: string | undefined
 }
 
 /** A note read back: `unreadable` says why a version 2 text was not understood (its handled offsets are then none). */
@@ -53,7 +62,7 @@ export function writeCommitNote(
   note: CommitNote,
   maxChars: number = MAX_COMMIT_METADATA_CHARS
 ): string | null {
-  const head = note.draining === undefined ? VERSION : `${VERSION} d:${encodeURIComponent(note.draining)}`
+  const head = note.draining === undefined ? VERSION : `${VERSION} d:${drainingField(note)}`
   const handled = clip(note.handled, committed)
   if (handled.length === 0) return note.draining === undefined ? null : head
   const budget = maxChars - head.length - ' r:'.length
@@ -72,20 +81,36 @@ export function readCommitNote(committed: bigint, text: string | null | undefine
   if (text.startsWith(LEGACY_DRAINING)) return { handled: [], draining: text.slice(LEGACY_DRAINING.length) }
   if (text !== VERSION && !text.startsWith(`${VERSION} `)) return NOTHING
   let draining: string | undefined
+  let drainingMemberId: string | undefined
   let handled: OffsetRange[] = []
   for (const field of text.slice(VERSION.length + 1).split(' ')) {
     if (field === '') continue
     const value = field.slice(2)
     try {
-      if (field.startsWith('d:')) draining = decodeURIComponent(value)
+      if (field.startsWith('d:')) [draining, drainingMemberId] = value.split(',', 2).map(decodeURIComponent)
       else if (field.startsWith('r:')) handled = readRuns(committed, value)
       else if (field.startsWith('b:')) handled = readBits(committed, value)
-      else return { handled: [], draining, unreadable: `unknown field ${JSON.stringify(field.slice(0, 16))}` }
+      else
+        return {
+          ...mark(draining, drainingMemberId),
+          unreadable: `unknown field ${JSON.stringify(field.slice(0, 16))}`
+        }
     } catch (error) {
-      return { handled: [], draining, unreadable: error instanceof Error ? error.message : String(error) }
+      return { ...mark(draining, drainingMemberId), unreadable: error instanceof Error ? error.message : String(error) }
     }
   }
-  return { handled, draining }
+  return { ...mark(draining, drainingMemberId), handled }
+}
+
+/** A reading with the mark only (no handled offsets). */
+function mark(draining: string | undefined, drainingMemberId: string | undefined): CommitNoteReading {
+  return drainingMemberId === undefined ? { handled: [], draining } : { handled: [], draining, drainingMemberId }
+}
+
+/** The `d:` field's value: the instance id, and the member id when known. */
+function drainingField(note: CommitNote): string {
+  const who = encodeURIComponent(note.draining!)
+  return note.drainingMemberId === undefined ? who : `${who},${encodeURIComponent(note.drainingMemberId)}`
 }
 
 const NOTHING: CommitNoteReading = Object.freeze({ handled: Object.freeze([]), draining: undefined })

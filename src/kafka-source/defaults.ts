@@ -53,3 +53,9 @@ export const RELEASE_ATTEMPT_MS = 500
  * a release can never land after the new owner started.
  */
 export const HANDOVER_WAIT_MS = REVOKE_DRAIN_MS + RELEASE_COMMIT_MS + 1_000
+
+/**
+ * How long a member given a partition whose mark names a member id no longer in the group waits before it starts
+ * (see StartPositions): that member can land nothing more, and has nothing on the wire once this margin is past.
+ */
+export const GONE_OWNER_WAIT_MS = 1_000

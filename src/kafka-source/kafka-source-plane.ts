@@ -59,6 +59,8 @@ export class KafkaSourcePlane implements SourcePlane {
   readonly #runners = new Map<string, Running>()
   #wanted: ReadonlyMap<string, ContractRecord> = new Map()
   #running = false
+  /** How long what stops now may drain (a fenced dispatcher's is short); undefined: the runner's own. */
+  #stopDrainMs: number | undefined
   #applying: Promise<void> = Promise.resolve()
 
   constructor(host: PlaneHost, options: KafkaSourcePlaneOptions = {}) {
@@ -80,11 +82,13 @@ export class KafkaSourcePlane implements SourcePlane {
   apply(change: PlaneContract): void {
     this.#wanted = change.contract
     this.#running = change.running
+    this.#stopDrainMs = change.drainMs
     this.#schedule()
   }
 
   async close(): Promise<void> {
     this.#running = false
+    this.#stopDrainMs = undefined
     this.#wanted = new Map()
     this.#schedule()
     await this.#applying
@@ -140,7 +144,12 @@ export class KafkaSourcePlane implements SourcePlane {
       if (!placement) {
         this.#runners.delete(key)
         // Leaving the group hands its partitions over at once; a fenced dispatcher keeps its static ids.
-        closing.push(running.runner.close({ leaveGroup: this.#running }).then(forget(key)))
+        const drainMs = this.#stopDrainMs
+        closing.push(
+          running.runner
+            .close({ leaveGroup: this.#running, ...(drainMs === undefined ? {} : { drainMs }) })
+            .then(forget(key))
+        )
       } else {
         const moved = placement.resourceVersion !== running.resourceVersion
         // A newer spec not read yet: the resources record will call us again.

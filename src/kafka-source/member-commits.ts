@@ -5,6 +5,15 @@ import type { CommitRefusal } from './offset-tracker.ts'
 import type { OwnedRun, PartitionRun } from './partition-run.ts'
 
 /**
+ * A hand-over's commit (see `partition-handover.ts`): sent only under `memberId`, the member id the partition was
+ * revoked under, so the coordinator refuses it once that member is out of the group; `draining` writes the mark.
+ */
+export interface HandoverCommit {
+  readonly memberId: string
+  readonly draining: boolean
+}
+
+/**
  * A member's commit path: every offset it commits goes through `commitRuns`, and every commit runs after the
  * ones already on their way (see `chained`).
  */
@@ -71,18 +80,22 @@ export class MemberCommits {
   async commitOnce(): Promise<void> {
     const owned: OwnedRun[] = []
     for (const run of this.#ctx.runs.values()) if (run.tracker !== undefined) owned.push({ run, tracker: run.tracker })
-    await this.commitRuns(owned, undefined, false)
+    await this.commitRuns(owned)
   }
 
   /**
    * The one way offsets are committed. Each partition's offset is its tracker's committable one, and the tracker
    * authorizes it (never past a record not handled, never backwards, never after the partition's release); a
    * refusal is counted and logged, and that partition left out. Beside each offset goes what its next owner needs
-   * (see `commit-metadata.ts`): the records past it already handled, and `draining`, the hand-over's mark. A
-   * partition goes when its offset moved or that note changed; `always`: even when neither did. Throws when the
-   * commit fails.
+   * (see `commit-metadata.ts`): the records past it already handled, and the hand-over's mark when `handover` says
+   * draining. A partition goes when its offset moved or that note changed; a hand-over's even when neither did.
+   * Throws when the commit fails, or is not sent: a hand-over's when the member's id is no longer the one it is
+   * bound to.
    */
-  async commitRuns(runs: readonly OwnedRun[], draining: string | undefined, always: boolean): Promise<void> {
+  async commitRuns(runs: readonly OwnedRun[], handover?: HandoverCommit): Promise<void> {
+    const mark = handover?.draining
+      ? { draining: this.#ctx.options.groupInstanceId, drainingMemberId: handover.memberId }
+      : { draining: undefined }
     const due: Array<OwnedRun & { offset: bigint; note: string | null }> = []
     for (const { run, tracker } of runs) {
       const offset = tracker.committable()
@@ -91,12 +104,18 @@ export class MemberCommits {
         this.#refused(run, offset, verdict.reason, verdict.limit)
         continue
       }
-      const note = writeCommitNote(offset, { handled: tracker.handledPast(), draining })
-      if (verdict.kind === 'commit' || always || note !== tracker.committedNote)
+      const note = writeCommitNote(offset, { handled: tracker.handledPast(), ...mark })
+      if (verdict.kind === 'commit' || handover !== undefined || note !== tracker.committedNote)
         due.push({ run, tracker, offset, note })
     }
     if (due.length === 0) return
     const identity = await this.#membership.identityNow()
+    if (handover !== undefined && identity.memberId !== handover.memberId) {
+      throw new Error(
+        `member id ${identity.memberId} is not ${handover.memberId}, the one the partition was revoked under: ` +
+          'the member left the group since, and its hand-over is not sent'
+      )
+    }
     const options = this.#ctx.options
     await options.committer.commit(
       { groupId: options.source.groupId, groupInstanceId: options.groupInstanceId, ...identity },

@@ -132,6 +132,7 @@ export class OffsetCommitter {
     return {
       state: group.groupState,
       members: group.members.map(m => ({
+        memberId: m.memberId,
         assigned: decodeConsumerProtocolAssignment(m.memberAssignment).assignedPartitions.map(a => ({
           topic: a.topic,
           partitions: a.partitions

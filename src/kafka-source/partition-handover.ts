@@ -13,12 +13,23 @@ import { sleep, withTimeout } from './wake.ts'
 // partition whose commit carries the mark waits for that release (at most HANDOVER_WAIT_MS, past the drain and its
 // last commit) and starts exactly where it was made, skipping what the release names handled past it — so the
 // records the former owner delivered are not delivered again.
+//
+// Both commits go only under the member id the partition was revoked under, and the mark names it: the coordinator
+// takes a commit from a current member only, so once no member of the group has that id, nothing of the hand-over
+// can land any more, and the next owner need not wait out HANDOVER_WAIT_MS (see `StartPositions`). A member that
+// lost its id (removed from the group: it rejoins under a new one) sends neither.
 
 /** A member's hand-overs of partitions: those it releases, and the count of every result. */
 export class HandOvers {
   readonly #ctx: MemberContext
   readonly #commits: MemberCommits
-  readonly #handovers: Record<HandoverResult, number> = { released: 0, awaited: 0, 'timed-out': 0, failed: 0 }
+  readonly #handovers: Record<HandoverResult, number> = {
+    released: 0,
+    awaited: 0,
+    'timed-out': 0,
+    abandoned: 0,
+    failed: 0
+  }
   /** Hand-overs of revoked partitions still draining (close waits for them). */
   readonly #releasing = new Set<Promise<void>>()
 
@@ -36,9 +47,10 @@ export class HandOvers {
     await Promise.all(this.#releasing)
   }
 
-  /** Hands a revoked partition over in the background (see #handOver). */
+  /** Hands a revoked partition over in the background (see #handOver), bound to the member id of this moment. */
   begin(run: PartitionRun, tracker: OffsetTracker): void {
-    const handover = this.#handOver(run, tracker).finally(() => this.#releasing.delete(handover))
+    const memberId = this.#ctx.consumer.memberId ?? undefined
+    const handover = this.#handOver(run, tracker, memberId).finally(() => this.#releasing.delete(handover))
     this.#releasing.add(handover)
   }
 
@@ -51,30 +63,40 @@ export class HandOvers {
   /**
    * Hands a revoked partition over to its next owner, as this file's head describes: commits what is handled with
    * the draining mark while deliveries are on the wire, waits for them (at most REVOKE_DRAIN_MS), cuts the rest,
-   * and commits the release. Each commit names the member's generation of the moment it is sent: the group has
-   * moved on by then (the client rejoins at once), and the coordinator takes a commit from a current member.
+   * and commits the release. Each commit names the member's generation of the moment it is sent (the group may
+   * have moved on, and the coordinator takes a commit from a current member) and `memberId`, the id the partition
+   * was revoked under; without one (the member had just lost it) nothing is committed, only the drain is done.
    */
-  async #handOver(run: PartitionRun, tracker: OffsetTracker): Promise<void> {
+  async #handOver(run: PartitionRun, tracker: OffsetTracker, memberId: string | undefined): Promise<void> {
     const drainUntil = Date.now() + REVOKE_DRAIN_MS
-    if (run.inFlight > 0) {
-      const member = this.#ctx.options.groupInstanceId
+    if (run.inFlight > 0 && memberId !== undefined) {
+      const mark = { memberId, draining: true }
       await this.#commits
-        .chained(() => withTimeout(this.#commits.commitRuns([{ run, tracker }], member, true), 2_000))
+        .chained(() => withTimeout(this.#commits.commitRuns([{ run, tracker }], mark), 2_000))
         .catch(() => undefined)
       while (run.inFlight > 0 && Date.now() < drainUntil && !this.#ctx.signal.aborted) {
         await this.#ctx.wake.wait(drainUntil - Date.now())
       }
     }
     run.wire.abort()
+    if (memberId === undefined) {
+      this.handedOver('failed')
+      this.#ctx.options.log(
+        'warn',
+        'a partition was revoked from a member without a member id; its next owner starts from the last commit',
+        this.#ctx.fields({ partition: run.id, committable: String(tracker.committable()) })
+      )
+      tracker.release()
+      return
+    }
+    const release = { memberId, draining: false }
     const giveUpAt = Math.max(drainUntil, Date.now()) + RELEASE_COMMIT_MS
     for (let attempt = 1; ; attempt++) {
       try {
         // Bounded by the give-up time: a release that lands later could land after the next owner started. Each try
         // by RELEASE_ATTEMPT_MS too: one that waits on a coordinator that answers nothing is not the last.
         const bound = Math.max(1, Math.min(RELEASE_ATTEMPT_MS, giveUpAt - Date.now()))
-        await this.#commits.chained(() =>
-          withTimeout(this.#commits.commitRuns([{ run, tracker }], undefined, true), bound)
-        )
+        await this.#commits.chained(() => withTimeout(this.#commits.commitRuns([{ run, tracker }], release), bound))
         this.handedOver('released')
         break
       } catch (error) {

@@ -1,5 +1,5 @@
 import { IsolationLevels } from '../kafka/index.ts'
-import { HANDOVER_WAIT_MS } from './defaults.ts'
+import { GONE_OWNER_WAIT_MS, HANDOVER_WAIT_MS } from './defaults.ts'
 import type { GroupMembership } from './group-membership.ts'
 import { readCommitNote } from './commit-metadata.ts'
 import type { CommitNoteReading } from './commit-metadata.ts'
@@ -11,6 +11,9 @@ import type { HandOvers } from './partition-handover.ts'
 import type { PartitionRun } from './partition-run.ts'
 import { sleep } from './wake.ts'
 
+/** How often a former owner's member id is looked for in the group while a partition waits for its release. */
+const GONE_CHECK_MS = 500
+
 // Special ListOffsets timestamps.
 const EARLIEST_TIMESTAMP = -2n
 const LATEST_TIMESTAMP = -1n
@@ -21,6 +24,8 @@ export class StartPositions {
   readonly #membership: GroupMembership
   readonly #commits: MemberCommits
   readonly #handOvers: HandOvers
+  /** A former owner's member id → when it was last looked for in the group, and whether it was gone. */
+  readonly #goneChecks = new Map<string, { readonly at: number; readonly gone: boolean }>()
 
   constructor(ctx: MemberContext, membership: GroupMembership, commits: MemberCommits, handOvers: HandOvers) {
     this.#ctx = ctx
@@ -32,8 +37,8 @@ export class StartPositions {
   /**
    * Where newly assigned partitions start: the group's committed offset, else initialOffset; the records its
    * metadata names handled are skipped (see `commit-metadata.ts`). A committed offset with the draining mark (see
-   * `partition-handover.ts`) is waited on until its former owner releases it, at most
-   * HANDOVER_WAIT_MS from when this member first saw the mark.
+   * `partition-handover.ts`) is waited on until its former owner releases it, at most HANDOVER_WAIT_MS from when
+   * this member first saw the mark, or GONE_OWNER_WAIT_MS once the member id the mark names is out of the group.
    */
   async resolve(runs: readonly PartitionRun[]): Promise<void> {
     const current = (): PartitionRun[] => runs.filter(r => !r.revoked && r.tracker === undefined)
@@ -65,16 +70,21 @@ export class StartPositions {
           if (draining !== undefined) {
             const seen = markSeen.get(run) ?? Date.now()
             markSeen.set(run, seen)
-            if (Date.now() - seen < HANDOVER_WAIT_MS) {
+            const memberId = note?.drainingMemberId
+            const gone =
+              memberId !== undefined && Date.now() - seen >= GONE_OWNER_WAIT_MS && (await this.#goneFromGroup(memberId))
+            if (!gone && Date.now() - seen < HANDOVER_WAIT_MS) {
               waiting = true
               continue
             }
-            this.#handOvers.handedOver('timed-out')
+            this.#handOvers.handedOver(gone ? 'abandoned' : 'timed-out')
             pastMark.add(run)
             this.#ctx.options.log(
               'warn',
-              'a former owner did not release the partition in time; starting from its last commit',
-              this.#ctx.fields({ partition: run.id, formerOwner: draining, offset: String(found?.offset) })
+              gone
+                ? 'a former owner left the group without releasing the partition; starting from its last commit'
+                : 'a former owner did not release the partition in time; starting from its last commit',
+              this.#ctx.fields({ partition: run.id, formerOwner: draining, memberId, offset: String(found?.offset) })
             )
           } else if (markSeen.has(run)) {
             this.#handOvers.handedOver('awaited')
@@ -102,7 +112,9 @@ export class StartPositions {
       } catch (error) {
         if (this.#ctx.stopping()) return
         this.#ctx.options.log('warn', 'looking up start offsets failed; retrying', this.#ctx.fields({ error, attempt }))
-        await sleep(Math.min(5_000, 250 * 2 ** Math.min(attempt, 5)), this.#ctx.signal)
+        // At most a second apart: a lookup fails while the coordinator moves (a broker lost), and every second more
+        // is a second the partitions deliver nothing once it has moved.
+        await sleep(Math.min(1_000, 250 * 2 ** Math.min(attempt, 2)), this.#ctx.signal)
       }
     }
   }
@@ -144,6 +156,35 @@ export class StartPositions {
       run.resetting = false
       this.#ctx.wake.notify()
     }
+  }
+
+  /**
+   * Whether no member of the group has the member id a draining mark names, as the coordinator describes the group
+   * now. Then nothing of that hand-over can land (its commits are sent under that id only, and the coordinator takes
+   * commits from current members), and nothing of it is on the wire: a member leaves its group
+   * - by closing, which ends its hand-overs first;
+   * - by its session timing out, 6 s after the coordinator last heard from it, at the latest when it was told of the
+   *   revocation, while its drain ends 5 s after it was told (GONE_OWNER_WAIT_MS more is a margin for that answer's
+   *   way);
+   * - removed when its dispatcher is declared dead, which fenced half the liveness timeout before and cut its
+   *   deliveries a quarter of it after that (`fencedDrainOf`).
+   * False when the group cannot be described: the wait goes on.
+   */
+  async #goneFromGroup(memberId: string): Promise<boolean> {
+    // Asked at most every GONE_CHECK_MS per member id: the caller looks every 100 ms, for each partition waiting.
+    const last = this.#goneChecks.get(memberId)
+    if (last !== undefined && Date.now() - last.at < GONE_CHECK_MS) return last.gone
+    let gone: boolean
+    try {
+      const identity = await this.#membership.identityNow()
+      const view = await this.#ctx.options.committer.describe(identity.coordinator, this.#ctx.options.source.groupId)
+      // This member is in the group, so it is neither Empty nor Dead; were it either, nothing is concluded.
+      gone = view.state !== 'Dead' && view.state !== 'Empty' && !view.members.some(m => m.memberId === memberId)
+    } catch {
+      gone = false
+    }
+    this.#goneChecks.set(memberId, { at: Date.now(), gone })
+    return gone
   }
 
   /** The group's committed offsets of some partitions, with their metadata, from the coordinator. */

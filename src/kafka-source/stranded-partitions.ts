@@ -13,6 +13,8 @@ export interface GroupAssignmentView {
   /** The coordinator's state name (`Stable`, `PreparingRebalance`, `CompletingRebalance`, `Empty`, `Dead`). */
   readonly state: string
   readonly members: ReadonlyArray<{
+    /** The member id the coordinator gave it (hand-overs are bound to it: see `partition-handover.ts`). */
+    readonly memberId?: string
     readonly assigned: ReadonlyArray<{ readonly topic: string; readonly partitions: readonly number[] }>
   }>
 }

@@ -103,4 +103,4 @@ export interface SourceObserver {
  * What became of a partition hand-over: `released`, a revoked partition drained and committed; `awaited`, a start
  * made at a former owner's release; `timed-out`, a release waited for in vain; `failed`, a release not committed.
  */
-export type HandoverResult = 'released' | 'awaited' | 'timed-out' | 'failed'
+export type HandoverResult = 'released' | 'awaited' | 'timed-out' | 'abandoned' | 'failed'

@@ -153,7 +153,7 @@ export class SourceMetrics implements DeliveryObserver, SourceObserver {
     })
     this.#handovers = new Counter({
       name: 'shoal_source_partition_handovers_total',
-      help: 'Partitions handed between members of a KafkaSource group, by result: released (a revoked partition drained and committed), awaited (a start made at that release), timed-out (a release waited for in vain), failed (a release not committed).',
+      help: 'Partitions handed between members of a KafkaSource group, by result: released (a revoked partition drained and committed), awaited (a start made at that release), timed-out (a release waited for in vain), abandoned (a start past a release that can no longer come: its former owner left the group), failed (a release not committed).',
       labelNames: ['result'],
       registers
     })

@@ -14,6 +14,11 @@ export interface PlaneContract {
   readonly contract: ReadonlyMap<string, ContractRecord>
   /** Whether the contract may run now: false while the dispatcher is fenced or stopping. */
   readonly running: boolean
+  /**
+   * How long deliveries on the wire of what stops now may go on before they are cut; absent, the plane's own
+   * drain. A fenced dispatcher's (see `fencedDrainOf`) ends before the controllers may declare it dead.
+   */
+  readonly drainMs?: number
   /** The highest offset of the dispatcher's contracts partition applied. */
   readonly contractOffset: bigint
   /** Placements that went since the last apply, also those given and taken between two applies. */

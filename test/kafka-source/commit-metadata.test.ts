@@ -28,13 +28,17 @@ describe('commit metadata (what a commit says past its offset)', () => {
     fc.assert(
       fc.property(
         committedOffsets.chain(c => fc.tuple(fc.constant(c), handledPast(c))),
-        fc.option(fc.string({ maxLength: 40 }), { nil: undefined }),
-        ([committed, handled], draining) => {
-          const text = writeCommitNote(committed, { handled: rangesOf(handled), draining }, 100_000)
+        fc.option(fc.tuple(fc.string({ maxLength: 40 }), fc.option(fc.string({ maxLength: 60 }), { nil: undefined })), {
+          nil: undefined
+        }),
+        ([committed, handled], mark) => {
+          const [draining, drainingMemberId] = mark ?? [undefined, undefined]
+          const text = writeCommitNote(committed, { handled: rangesOf(handled), draining, drainingMemberId }, 100_000)
           const read = readCommitNote(committed, text)
           assert.equal(read.unreadable, undefined)
           assert.deepEqual([...offsetsOf(read.handled)], handled)
           assert.equal(read.draining, draining)
+          assert.equal(read.drainingMemberId, drainingMemberId)
           if (handled.length === 0 && draining === undefined) assert.equal(text, null)
         }
       )
@@ -89,6 +93,10 @@ describe('commit metadata (what a commit says past its offset)', () => {
       assert.ok(read.unreadable, `${text} is called unreadable`)
     }
     assert.equal(readCommitNote(5n, 'shoal/2 d:a%20b r:zzzzzzzzzzzzz.1').draining, 'a b', 'the mark outlives bad runs')
+    // A mark naming the member id reads, to a reader that knows only the instance id, as one name: it still waits.
+    const bound = writeCommitNote(5n, { handled: [], draining: 'dispatcher-0-1', drainingMemberId: 'm,1' })!
+    assert.equal(decodeURIComponent(bound.slice('shoal/2 d:'.length)), 'dispatcher-0-1,m,1')
+    assert.equal(readCommitNote(5n, bound).drainingMemberId, 'm,1')
     assert.ok(readCommitNote(5n, 'shoal/2 r:zzzzzzzzzzzzz.1').unreadable, 'a run past the bound is refused')
   })
 
