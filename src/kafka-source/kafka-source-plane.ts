@@ -12,6 +12,7 @@ import { batchDelivery } from './batch-send.ts'
 import { recordToEvent } from './record-to-event.ts'
 import type { MappingOptions } from './record-to-event.ts'
 import { SourceRunner } from './source-runner.ts'
+import type { SourceRunnerCloseOptions } from './source-runner.ts'
 import type { Batching, Deliver, Outcome, SourceObserver, SourceRecord } from './types.ts'
 
 /** What only the KafkaSource plane takes; the rest comes from its dispatcher (PlaneHost). */
@@ -59,8 +60,8 @@ export class KafkaSourcePlane implements SourcePlane {
   readonly #runners = new Map<string, Running>()
   #wanted: ReadonlyMap<string, ContractRecord> = new Map()
   #running = false
-  /** How long what stops now may drain (a fenced dispatcher's is short); undefined: the runner's own. */
-  #stopDrainMs: number | undefined
+  /** Runners closing and not yet closed: a fence cuts their drain too. */
+  readonly #closingRunners = new Set<SourceRunner>()
   #applying: Promise<void> = Promise.resolve()
 
   constructor(host: PlaneHost, options: KafkaSourcePlaneOptions = {}) {
@@ -82,13 +83,17 @@ export class KafkaSourcePlane implements SourcePlane {
   apply(change: PlaneContract): void {
     this.#wanted = change.contract
     this.#running = change.running
-    this.#stopDrainMs = change.drainMs
+    // A fence stops every runner now, not once the reconciles queued before it (each may wait on a 10 s drain) are
+    // done: what a fenced dispatcher still has on the wire is cut within the contract's drain.
+    if (!change.running && change.drainMs !== undefined) {
+      for (const { runner } of this.#runners.values()) runner.fence(change.drainMs)
+      for (const runner of this.#closingRunners) runner.fence(change.drainMs)
+    }
     this.#schedule()
   }
 
   async close(): Promise<void> {
     this.#running = false
-    this.#stopDrainMs = undefined
     this.#wanted = new Map()
     this.#schedule()
     await this.#applying
@@ -139,25 +144,29 @@ export class KafkaSourcePlane implements SourcePlane {
     // Runners that stop drain and commit side by side: a dispatcher with many sources stops in one drain time.
     const closing: Promise<void>[] = []
     const forget = (key: string) => () => this.#host.services.deliverer.forgetSource(key)
+    const close = (key: string, runner: SourceRunner, options: SourceRunnerCloseOptions) => {
+      this.#runners.delete(key)
+      this.#closingRunners.add(runner)
+      closing.push(
+        runner
+          .close(options)
+          .finally(() => this.#closingRunners.delete(runner))
+          .then(forget(key))
+      )
+    }
     for (const [key, running] of this.#runners) {
       const placement = wanted.get(key)
-      if (!placement) {
-        this.#runners.delete(key)
-        // Leaving the group hands its partitions over at once; a fenced dispatcher keeps its static ids.
-        const drainMs = this.#stopDrainMs
-        closing.push(
-          running.runner
-            .close({ leaveGroup: this.#running, ...(drainMs === undefined ? {} : { drainMs }) })
-            .then(forget(key))
-        )
+      if (!placement || running.runner.fenced) {
+        // Leaving the group hands its partitions over at once; a fenced dispatcher keeps its static ids. A runner
+        // fenced is spent: if its placement is still wanted (unfenced since), a new one starts below.
+        close(key, running.runner, { leaveGroup: this.#running && !running.runner.fenced })
       } else {
         const moved = placement.resourceVersion !== running.resourceVersion
         // A newer spec not read yet: the resources record will call us again.
         const newer = moved ? this.#specAt(key, placement.resourceVersion) : undefined
         if (this.#securityChanged(key, running) || (newer !== undefined && runnerSpecOf(newer) !== running.spec)) {
           // Members that will come back under their static ids rejoin at once; the others leave the group.
-          this.#runners.delete(key)
-          closing.push(running.runner.close({ leaveGroup: false, rejoining: placement.vreplicas }).then(forget(key)))
+          close(key, running.runner, { leaveGroup: false, rejoining: placement.vreplicas })
         } else if (!moved || newer !== undefined) {
           // Only the vreplica count (or nothing the runner uses) changed, as on every `shoal scale` and autoscaler
           // step: the members that stay go on untouched, instead of all of them closing and rejoining.

@@ -65,7 +65,8 @@ export class HandOvers {
    * the draining mark while deliveries are on the wire, waits for them (at most REVOKE_DRAIN_MS), cuts the rest,
    * and commits the release. Each commit names the member's generation of the moment it is sent (the group may
    * have moved on, and the coordinator takes a commit from a current member) and `memberId`, the id the partition
-   * was revoked under; without one (the member had just lost it) nothing is committed, only the drain is done.
+   * was revoked under; without one (the member had just lost it) nothing is committed, and what is on the wire is cut
+   * at once.
    */
   async #handOver(run: PartitionRun, tracker: OffsetTracker, memberId: string | undefined): Promise<void> {
     const drainUntil = Date.now() + REVOKE_DRAIN_MS

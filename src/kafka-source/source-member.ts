@@ -71,6 +71,10 @@ export class SourceMember {
   #joins = 0
   #rebalances = 0
   #closing: Promise<void> | undefined
+  /** When what is on the wire is cut: the earliest any `close` asked for (a fence shortens a close under way). */
+  #cutAt = Number.POSITIVE_INFINITY
+  #cutTimer: NodeJS.Timeout | undefined
+  readonly #cutDue = new Wake()
 
   constructor(options: SourceMemberOptions) {
     this.#options = options
@@ -153,11 +157,22 @@ export class SourceMember {
    * Stops fetching and sending: records fetched but not started, and deliveries not on the wire (waiting for a
    * connection slot or a retry), are left to whoever consumes the partition next — they never reached the sink,
    * so that is no duplicate. Requests on the wire get up to `drainMs` to be answered; then the rest are cut
-   * short, what is handled is committed, and the member leaves the group or not.
+   * short, what is handled is committed, and the member leaves the group or not. Called again while closing, a
+   * shorter `drainMs` cuts the drain under way sooner (a fence during a graceful close); the rest of the first
+   * call's options stand.
    */
   close(options: MemberCloseOptions): Promise<void> {
+    this.#cutWithin(options.drainMs)
     this.#closing ??= this.#close(options)
     return this.#closing
+  }
+
+  #cutWithin(ms: number): void {
+    const at = Date.now() + ms
+    if (at >= this.#cutAt) return
+    this.#cutAt = at
+    clearTimeout(this.#cutTimer)
+    this.#cutTimer = setTimeout(() => this.#cutDue.notify(), ms)
   }
 
   async #close(options: MemberCloseOptions): Promise<void> {
@@ -168,10 +183,14 @@ export class SourceMember {
       run.stop.abort()
     }
     this.#wake.notify()
-    await this.#window.waitForInFlight(options.drainMs)
+    const cut = this.#cutDue.wait(Math.max(0, this.#cutAt - Date.now()))
+    await Promise.race([this.#window.waitForInFlight(options.drainMs), cut])
+    clearTimeout(this.#cutTimer)
     // Past the drain: what is still on the wire is cut short (not handled, so delivered again by the next owner).
     for (const run of this.#runs.values()) run.wire.abort()
     this.#abort.abort()
+    // Hand-overs still draining a revoked partition wait on the wake: they see the abort and cut theirs too.
+    this.#wake.notify()
     await this.#loop?.catch(() => undefined)
     await this.#handOvers.settled()
     await this.#commits.settled()

@@ -63,6 +63,9 @@ export class SourceRunner {
   readonly #log: Log
   readonly #committer: OffsetCommitter
   readonly #members: SourceMember[] = []
+  /** Members stopping (scaled down) and not yet closed: a fence cuts their drain too. */
+  readonly #leaving = new Set<SourceMember>()
+  #fenced = false
   #vreplicas = 0
   #ops: Promise<void> = Promise.resolve()
   #closed = false
@@ -114,6 +117,23 @@ export class SourceRunner {
     return this.#ops
   }
 
+  /**
+   * Its dispatcher fenced itself: every member — those running, and those already stopping with a longer drain —
+   * stops now without leaving the group, and cuts what it has on the wire within `drainMs`; no member starts after.
+   * Done at once, not behind the runner's queued operations. The runner is then spent: close it, and start another.
+   */
+  fence(drainMs: number): void {
+    this.#fenced = true
+    for (const member of [...this.#members, ...this.#leaving]) {
+      member.close({ drainMs, leaveGroup: false }).catch(() => undefined)
+    }
+  }
+
+  /** Whether `fence` was called. */
+  get fenced(): boolean {
+    return this.#fenced
+  }
+
   status(): SourceRunnerStatus {
     return {
       source: this.#options.source.key,
@@ -124,7 +144,7 @@ export class SourceRunner {
   }
 
   async #scaleTo(n: number): Promise<void> {
-    if (this.#closed) return
+    if (this.#closed || this.#fenced) return
     while (this.#members.length < n) {
       const index = this.#members.length
       const member = new SourceMember({
@@ -151,7 +171,12 @@ export class SourceRunner {
         source: this.#options.source.key,
         members: leaving.map(m => m.groupInstanceId)
       })
-      await Promise.all(leaving.map(m => m.close({ drainMs: DEFAULT_DRAIN_MS, leaveGroup: true })))
+      for (const member of leaving) this.#leaving.add(member)
+      await Promise.all(
+        leaving.map(m =>
+          m.close({ drainMs: DEFAULT_DRAIN_MS, leaveGroup: true }).finally(() => this.#leaving.delete(m))
+        )
+      )
     }
   }
 

@@ -24,8 +24,6 @@ export class StartPositions {
   readonly #membership: GroupMembership
   readonly #commits: MemberCommits
   readonly #handOvers: HandOvers
-  /** A former owner's member id → when it was last looked for in the group, and whether it was gone. */
-  readonly #goneChecks = new Map<string, { readonly at: number; readonly gone: boolean }>()
 
   constructor(ctx: MemberContext, membership: GroupMembership, commits: MemberCommits, handOvers: HandOvers) {
     this.#ctx = ctx
@@ -45,6 +43,10 @@ export class StartPositions {
     const markSeen = new Map<PartitionRun, number>()
     /** Runs starting past a mark never released: their first commit clears it. */
     const pastMark = new Set<PartitionRun>()
+    /** A marked member id → when it was last looked for in the group, and whether it was gone. */
+    const goneChecks = new Map<string, { readonly at: number; readonly gone: boolean }>()
+    /** Runs whose mark's member id was seen gone: the committed offset read after that look is final. */
+    const ownerGone = new Set<PartitionRun>()
     for (let attempt = 1; !this.#ctx.stopping() && current().length > 0; attempt++) {
       const pending = current()
       try {
@@ -71,9 +73,17 @@ export class StartPositions {
             const seen = markSeen.get(run) ?? Date.now()
             markSeen.set(run, seen)
             const memberId = note?.drainingMemberId
-            const gone =
-              memberId !== undefined && Date.now() - seen >= GONE_OWNER_WAIT_MS && (await this.#goneFromGroup(memberId))
+            // Gone once, the next read of the offsets is one made after the look: a release that landed before it
+            // is read (and awaited), not started past.
+            const gone = ownerGone.has(run)
             if (!gone && Date.now() - seen < HANDOVER_WAIT_MS) {
+              if (
+                memberId !== undefined &&
+                Date.now() - seen >= GONE_OWNER_WAIT_MS &&
+                (await this.#goneFromGroup(memberId, goneChecks))
+              ) {
+                ownerGone.add(run)
+              }
               waiting = true
               continue
             }
@@ -170,9 +180,12 @@ export class StartPositions {
    *   deliveries a quarter of it after that (`fencedDrainOf`).
    * False when the group cannot be described: the wait goes on.
    */
-  async #goneFromGroup(memberId: string): Promise<boolean> {
+  async #goneFromGroup(
+    memberId: string,
+    checks: Map<string, { readonly at: number; readonly gone: boolean }>
+  ): Promise<boolean> {
     // Asked at most every GONE_CHECK_MS per member id: the caller looks every 100 ms, for each partition waiting.
-    const last = this.#goneChecks.get(memberId)
+    const last = checks.get(memberId)
     if (last !== undefined && Date.now() - last.at < GONE_CHECK_MS) return last.gone
     let gone: boolean
     try {
@@ -180,10 +193,16 @@ export class StartPositions {
       const view = await this.#ctx.options.committer.describe(identity.coordinator, this.#ctx.options.source.groupId)
       // This member is in the group, so it is neither Empty nor Dead; were it either, nothing is concluded.
       gone = view.state !== 'Dead' && view.state !== 'Empty' && !view.members.some(m => m.memberId === memberId)
-    } catch {
+    } catch (error) {
+      // Not allowed to describe the group (an ACL), or the coordinator moving: the hand-over is waited out.
+      this.#ctx.options.log(
+        'info',
+        'looking for a former owner in the group failed; waiting for its release',
+        this.#ctx.fields({ error, memberId })
+      )
       gone = false
     }
-    this.#goneChecks.set(memberId, { at: Date.now(), gone })
+    checks.set(memberId, { at: Date.now(), gone })
     return gone
   }
 

@@ -1,5 +1,5 @@
 import { KafkaConsumer } from './clients.ts'
-import { GenericError, NetworkError, TimeoutError } from '@platformatic/kafka'
+import { AuthenticationError, ProtocolError } from '@platformatic/kafka'
 import type { ClusterMetadata } from '@platformatic/kafka'
 import { IsolationLevels, kafkaClientOptions } from './client-options.ts'
 import type { KafkaConnection } from './client-options.ts'
@@ -381,13 +381,16 @@ export class LogTailer {
 
 /**
  * Whether an error says no later try can succeed: Kafka refused for good (not authorized, a request it does not
- * take), or the client was used wrongly. Every error of an aggregate must say so. A timeout or a lost connection
- * never does (the library marks a timeout not retriable; here it is exactly what a retry is for).
+ * take), as Kafka's own error codes say, or authentication failed. Every error of an aggregate must say so. Anything
+ * else may pass: a timeout or a lost connection (the library marks a timeout not retriable; here it is exactly what a
+ * retry is for), a broker's UNKNOWN_SERVER_ERROR, a garbled answer.
  */
 export function refusedForGood(error: unknown): boolean {
   if (error instanceof AggregateError) return error.errors.length > 0 && error.errors.every(refusedForGood)
-  if (!(error instanceof GenericError) || error instanceof TimeoutError || error instanceof NetworkError) return false
-  return (error as { canRetry?: unknown }).canRetry === false
+  if (error instanceof AuthenticationError) return true
+  if (!(error instanceof ProtocolError)) return false
+  const { apiId, canRetry } = error as { apiId?: unknown; canRetry?: unknown }
+  return canRetry === false && apiId !== 'UNKNOWN_SERVER_ERROR'
 }
 
 function delay(ms: number, signal: AbortSignal): Promise<void> {

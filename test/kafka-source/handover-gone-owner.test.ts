@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { after, describe, it } from 'node:test'
 import { Admin } from '@platformatic/kafka'
 import { readCommitNote } from '../../src/kafka-source/commit-metadata.ts'
+import { REVOKE_DRAIN_MS } from '../../src/kafka-source/defaults.ts'
 import { isMemberOf, removeStaticMembers } from '../../src/kafka-source/static-members.ts'
 import { brokers, uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
@@ -173,6 +174,87 @@ describe('a hand-over whose former owner left the group', () => {
       },
       60_000,
       'the mark cleared by the next owner'
+    )
+  })
+})
+
+describe('a fenced runner', () => {
+  const cleanup: Array<() => Promise<unknown>> = []
+  after(async () => {
+    for (const c of cleanup.reverse()) await c().catch(() => undefined)
+  })
+
+  it("cuts a revoked partition's drain too, not only the partitions it owns", async () => {
+    // One member's deliveries wait until cut; a second member joins and a partition is revoked mid-delivery (its
+    // hand-over drains, for at most REVOKE_DRAIN_MS). The partition it keeps is then answered, so that only the
+    // revoked one has deliveries on the wire, and the runner is fenced with a short drain: the revoked partition's
+    // deliveries must be cut within the fenced drain, not when the hand-over's drain ends.
+    const name = uniqueName('fenced-handover')
+    await createTopic(name, 2)
+    await produce(name, messages(20, 2))
+    const lines: string[] = []
+    const cutAt = new Map<number, number>()
+    /** Once set, the partition whose deliveries keep waiting; the other's are answered. */
+    const hold: { partition?: number } = {}
+    /** Deliveries waiting, by partition. */
+    const onWire = new Map<number, number>()
+    const waiting = new Set<{ partition: number; answer: () => void }>()
+    const answerOthers = () => {
+      for (const w of waiting) {
+        if (w.partition === hold.partition) continue
+        waiting.delete(w)
+        w.answer()
+      }
+    }
+    const first = runnerOf(
+      name,
+      async (record, _signal, wire) => {
+        if (hold.partition !== undefined && record.partition !== hold.partition) return 'delivered'
+        onWire.set(record.partition, (onWire.get(record.partition) ?? 0) + 1)
+        const answered = await new Promise<boolean>(resolve => {
+          const entry = { partition: record.partition, answer: () => resolve(true) }
+          waiting.add(entry)
+          wire.addEventListener('abort', () => (waiting.delete(entry), resolve(false)), { once: true })
+        }).finally(() => onWire.set(record.partition, onWire.get(record.partition)! - 1))
+        if (answered) return 'delivered'
+        if (!cutAt.has(record.partition)) cutAt.set(record.partition, Date.now())
+        throw new Error('cut')
+      },
+      { ordering: 'unordered', maxInFlight: 4 },
+      { dispatcherId: 'dispatcher-7', log: testLog(lines) }
+    )
+    cleanup.push(() => first.close({ drainMs: 0 }))
+    await eventually(
+      async () => ((first.status().members[0]?.inFlight ?? 0) >= 2 ? true : undefined),
+      60_000,
+      'the first member delivering both partitions'
+    )
+    const second = runnerOf(name, async () => 'delivered', { ordering: 'unordered' }, { dispatcherId: 'dispatcher-8' })
+    cleanup.push(() => second.close())
+    const revoked = await eventually(
+      async () => lines.find(l => l.includes('partitions revoked') && !l.includes('"inFlight":0')),
+      60_000,
+      'a partition revoked with deliveries on the wire'
+    )
+    // At most 100 ms after the revocation: its drain would end REVOKE_DRAIN_MS after it.
+    const drainEnd = Date.now() + REVOKE_DRAIN_MS
+    const partition = Number(/"partitions":\["[^"]+\/(\d+)"\]/.exec(revoked)?.[1])
+    assert.ok(Number.isInteger(partition), revoked)
+    hold.partition = partition
+    answerOthers()
+    await eventually(
+      async () => ([...onWire].every(([p, n]) => p === partition || n === 0) ? true : undefined),
+      30_000,
+      'nothing of the kept partition on the wire'
+    )
+    const fencedAt = Date.now()
+    first.fence(200)
+    await eventually(async () => (cutAt.has(partition) ? true : undefined), 30_000, "the revoked partition's cut")
+    // The bound is the guarantee itself, not a speed: cut by the fence, well before the hand-over's own drain ends.
+    const cut = cutAt.get(partition)!
+    assert.ok(
+      cut < drainEnd - 1_000,
+      `the revoked partition was cut ${cut - fencedAt} ms after the fence, when its hand-over's drain ended`
     )
   })
 })

@@ -2,7 +2,14 @@
 // library's own error objects, as it builds them from Kafka's error codes.
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { AuthenticationError, MultipleErrors, NetworkError, ProtocolError, TimeoutError } from '@platformatic/kafka'
+import {
+  AuthenticationError,
+  MultipleErrors,
+  NetworkError,
+  ProtocolError,
+  TimeoutError,
+  UnexpectedCorrelationIdError
+} from '@platformatic/kafka'
 import { refusedForGood } from '../../src/kafka/log-tailer.ts'
 
 describe('refusedForGood', () => {
@@ -14,6 +21,8 @@ describe('refusedForGood', () => {
     assert.equal(refusedForGood(new TimeoutError('Request timed out')), false)
     assert.equal(refusedForGood(new NetworkError('Connection closed')), false)
     assert.equal(refusedForGood(new Error('anything else')), false)
+    assert.equal(refusedForGood(new ProtocolError('UNKNOWN_SERVER_ERROR')), false, 'a broker fault may pass')
+    assert.equal(refusedForGood(new UnexpectedCorrelationIdError('garbled')), false)
     const forGood = new ProtocolError('TOPIC_AUTHORIZATION_FAILED')
     assert.equal(refusedForGood(new MultipleErrors('all refused', [forGood, forGood])), true)
     assert.equal(
