@@ -178,7 +178,9 @@ export class KafkaSourcePlane implements SourcePlane {
       }
     }
     await Promise.all(closing)
-    for (const [key, placement] of wanted) {
+    // The contract as it stands now, not before the closes: a fence (or a new contract) may have come meanwhile, and
+    // a runner started from the old one would run while fenced.
+    for (const [key, placement] of this.#running ? this.#wanted : new Map<string, ContractRecord>()) {
       if (this.#runners.has(key)) continue
       const object = this.#specAt(key, placement.resourceVersion)
       if (!object) continue // its spec has not been read yet: the resources record will call us again

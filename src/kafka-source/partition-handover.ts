@@ -69,6 +69,19 @@ export class HandOvers {
    * at once.
    */
   async #handOver(run: PartitionRun, tracker: OffsetTracker, memberId: string | undefined): Promise<void> {
+    // The member's cut (its close's drain over, a fence) cuts this partition's wire too, whatever the hand-over is
+    // waiting on — the mark's commit included.
+    const cut = () => run.wire.abort()
+    if (this.#ctx.signal.aborted) cut()
+    else this.#ctx.signal.addEventListener('abort', cut, { once: true })
+    try {
+      await this.#drainAndRelease(run, tracker, memberId)
+    } finally {
+      this.#ctx.signal.removeEventListener('abort', cut)
+    }
+  }
+
+  async #drainAndRelease(run: PartitionRun, tracker: OffsetTracker, memberId: string | undefined): Promise<void> {
     const drainUntil = Date.now() + REVOKE_DRAIN_MS
     if (run.inFlight > 0 && memberId !== undefined) {
       const mark = { memberId, draining: true }

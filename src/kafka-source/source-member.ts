@@ -185,7 +185,10 @@ export class SourceMember {
     this.#wake.notify()
     const cut = this.#cutDue.wait(Math.max(0, this.#cutAt - Date.now()))
     await Promise.race([this.#window.waitForInFlight(options.drainMs), cut])
+    // The drain is over: a later close cuts nothing more, and no timer is left behind.
+    this.#cutAt = Number.NEGATIVE_INFINITY
     clearTimeout(this.#cutTimer)
+    this.#cutDue.notify()
     // Past the drain: what is still on the wire is cut short (not handled, so delivered again by the next owner).
     for (const run of this.#runs.values()) run.wire.abort()
     this.#abort.abort()

@@ -3,6 +3,7 @@ import type { FieldError } from '../errors/index.ts'
 import { DEFAULT_DRAIN_MS, DEFAULT_MAX_IN_FLIGHT } from './defaults.ts'
 import { OffsetCommitter } from './offset-committer.ts'
 import { SourceMember } from './source-member.ts'
+import type { MemberCloseOptions } from './source-member.ts'
 import type { GroupMemberStatus } from './member-status.ts'
 import type { Batching, Deliver, ConsumerSpec, SourceObserver } from './types.ts'
 import { memberInstanceId } from './static-members.ts'
@@ -63,8 +64,8 @@ export class SourceRunner {
   readonly #log: Log
   readonly #committer: OffsetCommitter
   readonly #members: SourceMember[] = []
-  /** Members stopping (scaled down) and not yet closed: a fence cuts their drain too. */
-  readonly #leaving = new Set<SourceMember>()
+  /** Members stopping (scaled down, or the runner closing) and not yet closed: a fence cuts their drain too. */
+  readonly #stopping = new Set<SourceMember>()
   #fenced = false
   #vreplicas = 0
   #ops: Promise<void> = Promise.resolve()
@@ -110,7 +111,7 @@ export class SourceRunner {
     const rejoining = options.rejoining ?? Number.POSITIVE_INFINITY
     this.#ops = this.#ops.then(async () => {
       await Promise.all(
-        this.#members.splice(0).map((m, i) => m.close({ drainMs, leaveGroup: leaveGroup || i >= rejoining }))
+        this.#members.splice(0).map((m, i) => this.#stop(m, { drainMs, leaveGroup: leaveGroup || i >= rejoining }))
       )
       await this.#committer.close().catch(() => undefined)
     })
@@ -124,7 +125,7 @@ export class SourceRunner {
    */
   fence(drainMs: number): void {
     this.#fenced = true
-    for (const member of [...this.#members, ...this.#leaving]) {
+    for (const member of [...this.#members, ...this.#stopping]) {
       member.close({ drainMs, leaveGroup: false }).catch(() => undefined)
     }
   }
@@ -171,12 +172,17 @@ export class SourceRunner {
         source: this.#options.source.key,
         members: leaving.map(m => m.groupInstanceId)
       })
-      for (const member of leaving) this.#leaving.add(member)
-      await Promise.all(
-        leaving.map(m =>
-          m.close({ drainMs: DEFAULT_DRAIN_MS, leaveGroup: true }).finally(() => this.#leaving.delete(m))
-        )
-      )
+      await Promise.all(leaving.map(m => this.#stop(m, { drainMs: DEFAULT_DRAIN_MS, leaveGroup: true })))
+    }
+  }
+
+  /** Closes a member taken out of `#members`, where a fence still finds it until it is closed. */
+  async #stop(member: SourceMember, options: MemberCloseOptions): Promise<void> {
+    this.#stopping.add(member)
+    try {
+      await member.close(options)
+    } finally {
+      this.#stopping.delete(member)
     }
   }
 

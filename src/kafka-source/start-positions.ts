@@ -45,8 +45,8 @@ export class StartPositions {
     const pastMark = new Set<PartitionRun>()
     /** A marked member id → when it was last looked for in the group, and whether it was gone. */
     const goneChecks = new Map<string, { readonly at: number; readonly gone: boolean }>()
-    /** Runs whose mark's member id was seen gone: the committed offset read after that look is final. */
-    const ownerGone = new Set<PartitionRun>()
+    /** Runs whose mark's member id was seen gone, with that id: the committed offset read after that look is final. */
+    const ownerGone = new Map<PartitionRun, string>()
     for (let attempt = 1; !this.#ctx.stopping() && current().length > 0; attempt++) {
       const pending = current()
       try {
@@ -75,14 +75,15 @@ export class StartPositions {
             const memberId = note?.drainingMemberId
             // Gone once, the next read of the offsets is one made after the look: a release that landed before it
             // is read (and awaited), not started past.
-            const gone = ownerGone.has(run)
+            // (For that mark only: a newer one, of another former owner, is looked at afresh.)
+            const gone = memberId !== undefined && ownerGone.get(run) === memberId
             if (!gone && Date.now() - seen < HANDOVER_WAIT_MS) {
               if (
                 memberId !== undefined &&
                 Date.now() - seen >= GONE_OWNER_WAIT_MS &&
                 (await this.#goneFromGroup(memberId, goneChecks))
               ) {
-                ownerGone.add(run)
+                ownerGone.set(run, memberId)
               }
               waiting = true
               continue

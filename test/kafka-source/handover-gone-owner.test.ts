@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { after, describe, it } from 'node:test'
 import { Admin } from '@platformatic/kafka'
 import { readCommitNote } from '../../src/kafka-source/commit-metadata.ts'
-import { REVOKE_DRAIN_MS } from '../../src/kafka-source/defaults.ts'
+import { DEFAULT_DRAIN_MS, REVOKE_DRAIN_MS } from '../../src/kafka-source/defaults.ts'
 import { isMemberOf, removeStaticMembers } from '../../src/kafka-source/static-members.ts'
 import { brokers, uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
@@ -182,6 +182,37 @@ describe('a fenced runner', () => {
   const cleanup: Array<() => Promise<unknown>> = []
   after(async () => {
     for (const c of cleanup.reverse()) await c().catch(() => undefined)
+  })
+
+  it('cuts the drain of a runner already closing', async () => {
+    // A runner closing gracefully lets its deliveries on the wire run for DEFAULT_DRAIN_MS; fenced meanwhile, it must
+    // cut them within the fenced drain.
+    const name = uniqueName('fenced-closing')
+    await createTopic(name, 1)
+    await produce(name, messages(10, 1))
+    let cutAt: number | undefined
+    const runner = runnerOf(
+      name,
+      async (_record, _signal, wire) => {
+        await new Promise(resolve => wire.addEventListener('abort', resolve, { once: true }))
+        cutAt ??= Date.now()
+        throw new Error('cut')
+      },
+      { ordering: 'unordered', maxInFlight: 2 },
+      { dispatcherId: 'dispatcher-9' }
+    )
+    await eventually(
+      async () => ((runner.status().members[0]?.inFlight ?? 0) > 0 ? true : undefined),
+      60_000,
+      'the runner delivering'
+    )
+    const closed = runner.close()
+    const drainEnd = Date.now() + DEFAULT_DRAIN_MS
+    // Its members are out of the runner's list once the close is under way; the fence must still find them.
+    await new Promise(resolve => setTimeout(resolve, 100))
+    runner.fence(200)
+    await closed
+    assert.ok(cutAt !== undefined && cutAt < drainEnd - 2_000, 'the closing runner was cut by the fence, not its drain')
   })
 
   it("cuts a revoked partition's drain too, not only the partitions it owns", async () => {
