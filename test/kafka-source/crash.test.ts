@@ -1,15 +1,11 @@
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
-import { createInterface } from 'node:readline'
-import { fileURLToPath } from 'node:url'
 import { after, describe, it } from 'node:test'
 import { SourceRunner } from '../../src/kafka-source/index.ts'
 import type { SourceRecord } from '../../src/kafka-source/index.ts'
 import { brokers, uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
+import { startCrashProcess } from './crash-process.ts'
 import { committedOffsets, createTopic, messages, produce, testLog } from './helpers.ts'
-
-const fixture = fileURLToPath(new URL('./fixtures/crash-runner.ts', import.meta.url))
 
 describe('SourceRunner after a crash', () => {
   const cleanup: Array<() => Promise<unknown>> = []
@@ -24,26 +20,11 @@ describe('SourceRunner after a crash', () => {
     await createTopic(name, partitions)
     await produce(name, messages(total, partitions))
 
-    const child = spawn(process.execPath, [fixture, brokers().join(','), name, 'dispatcher-3'], {
-      stdio: ['ignore', 'pipe', 'pipe']
-    })
-    // 'close', not 'exit': the lines it printed before the kill may still be in the pipe when it exits, and a
-    // record it handled and committed but the test never read would never be counted. (Its log on stderr is read
-    // too, or the pipe would never close.)
-    child.stderr.resume()
-    const exited = new Promise(resolve => child.once('close', resolve))
-    cleanup.push(async () => {
-      child.kill('SIGKILL')
-      await exited
-    })
-    const before = new Set<string>()
-    createInterface({ input: child.stdout }).on('line', line => {
-      const [, , , value] = line.split(' ')
-      if (value) before.add(value)
-    })
+    const first = startCrashProcess(name, 'dispatcher-3')
+    cleanup.push(() => first.kill())
+    const before = first.handled
     await eventually(async () => (before.size >= 3000 ? true : undefined), 60_000, 'the first process handling records')
-    child.kill('SIGKILL')
-    await exited
+    await first.kill()
     assert.ok(before.size < total, 'killed mid-stream')
     const committed = await committedOffsets(name, name, partitions)
 

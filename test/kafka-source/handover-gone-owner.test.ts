@@ -2,9 +2,6 @@
 // the partition was revoked under, and the next owner, seeing that id gone, starts without waiting out the hand-over.
 // Against the real broker: the member ids, the coordinator's refusals and DescribeGroups are Kafka's own.
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
-import { createInterface } from 'node:readline'
-import { fileURLToPath } from 'node:url'
 import { after, describe, it } from 'node:test'
 import { Admin } from '@platformatic/kafka'
 import { readCommitNote } from '../../src/kafka-source/commit-metadata.ts'
@@ -12,9 +9,8 @@ import { DEFAULT_DRAIN_MS, REVOKE_DRAIN_MS } from '../../src/kafka-source/defaul
 import { isMemberOf, removeStaticMembers } from '../../src/kafka-source/static-members.ts'
 import { brokers, uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
+import { startCrashProcess } from './crash-process.ts'
 import { createTopic, messages, produce, runnerOf, testLog } from './helpers.ts'
-
-const fixture = fileURLToPath(new URL('./fixtures/crash-runner.ts', import.meta.url))
 
 /** Each partition's committed offset and what its metadata says, as the coordinator answers OffsetFetch. */
 async function committedNotes(groupId: string, topic: string, partitions: number) {
@@ -59,20 +55,9 @@ describe('a hand-over whose former owner left the group', () => {
     const name = uniqueName('gone-owner')
     await createTopic(name, 4)
     await produce(name, messages(200, 4))
-    const child = spawn(process.execPath, [fixture, brokers().join(','), name, 'dispatcher-3', '10000'], {
-      stdio: ['ignore', 'pipe', 'pipe']
-    })
-    child.stderr.resume()
-    const exited = new Promise(resolve => child.once('close', resolve))
-    cleanup.push(async () => {
-      child.kill('SIGKILL')
-      await exited
-    })
-    const handled = new Set<string>()
-    createInterface({ input: child.stdout }).on('line', line => {
-      const [, , , value] = line.split(' ')
-      if (value) handled.add(value)
-    })
+    const first = startCrashProcess(name, 'dispatcher-3', 10_000)
+    cleanup.push(() => first.kill())
+    const handled = first.handled
     await eventually(async () => (handled.size > 0 ? true : undefined), 60_000, 'the first process delivering')
     const lines: string[] = []
     const second = runnerOf(
@@ -94,8 +79,7 @@ describe('a hand-over whose former owner left the group', () => {
       60_000,
       'a draining mark naming the first process and its member id'
     )
-    child.kill('SIGKILL')
-    await exited
+    await first.kill()
     const removed = await removeMembersOf(name, 'dispatcher-3')
     assert.ok(removed.length > 0, 'the killed process had members in the group')
     await eventually(async () => (handled.size === 200 ? true : undefined), 120_000, 'every record handled')
