@@ -3,32 +3,21 @@
 // Against the real broker: the member ids, the coordinator's refusals and DescribeGroups are Kafka's own.
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
-import { Admin } from '@platformatic/kafka'
 import { readCommitNote } from '../../src/kafka-source/commit-metadata.ts'
 import { DEFAULT_DRAIN_MS, REVOKE_DRAIN_MS } from '../../src/kafka-source/defaults.ts'
 import { isMemberOf, removeStaticMembers } from '../../src/kafka-source/static-members.ts'
 import { brokers, uniqueName } from '../helpers/kafka.ts'
 import { eventually } from '../helpers/wait.ts'
 import { startCrashProcess } from './crash-process.ts'
-import { createTopic, messages, produce, runnerOf, testLog } from './helpers.ts'
+import { committedEntries, createTopic, messages, produce, runnerOf, testLog } from './helpers.ts'
 
 /** Each partition's committed offset and what its metadata says, as the coordinator answers OffsetFetch. */
 async function committedNotes(groupId: string, topic: string, partitions: number) {
-  const admin = new Admin({ clientId: `test-notes-${groupId}`, bootstrapBrokers: brokers() })
-  try {
-    const [group] = await admin.listConsumerGroupOffsets({
-      groups: [
-        { groupId, topics: [{ name: topic, partitionIndexes: Array.from({ length: partitions }, (_, i) => i) }] }
-      ]
-    })
-    return (group?.topics.find(t => t.name === topic)?.partitions ?? []).map(p => ({
-      partition: p.partitionIndex,
-      offset: p.committedOffset,
-      ...readCommitNote(p.committedOffset, p.metadata)
-    }))
-  } finally {
-    await admin.close()
-  }
+  return (await committedEntries(groupId, topic, partitions)).map(p => ({
+    partition: p.partitionIndex,
+    offset: p.committedOffset,
+    ...readCommitNote(p.committedOffset, p.metadata)
+  }))
 }
 
 /** Takes a dispatcher's members out of the group by instance id, as the scheduler does when it declares it dead. */

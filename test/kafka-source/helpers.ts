@@ -82,6 +82,17 @@ export class Collector {
 
 /** The group's committed offsets of a topic's partitions (-1 where none). */
 export async function committedOffsets(groupId: string, topic: string, partitions: number): Promise<bigint[]> {
+  const result = Array.from({ length: partitions }, () => -1n)
+  for (const p of await committedEntries(groupId, topic, partitions)) result[p.partitionIndex] = p.committedOffset
+  return result
+}
+
+/** Each partition's committed offset with its metadata, as the coordinator answers OffsetFetch. */
+export async function committedEntries(
+  groupId: string,
+  topic: string,
+  partitions: number
+): Promise<Array<{ partitionIndex: number; committedOffset: bigint; metadata?: string | null | undefined }>> {
   const admin = new Admin({ clientId: `test-offsets-${groupId}`, bootstrapBrokers: brokers() })
   try {
     const [group] = await admin.listConsumerGroupOffsets({
@@ -89,10 +100,7 @@ export async function committedOffsets(groupId: string, topic: string, partition
         { groupId, topics: [{ name: topic, partitionIndexes: Array.from({ length: partitions }, (_, i) => i) }] }
       ]
     })
-    const result = Array.from({ length: partitions }, () => -1n)
-    for (const p of group?.topics.find(t => t.name === topic)?.partitions ?? [])
-      result[p.partitionIndex] = p.committedOffset
-    return result
+    return group?.topics.find(t => t.name === topic)?.partitions ?? []
   } finally {
     await admin.close()
   }
