@@ -8,6 +8,7 @@ import type { MemberStatus } from '../dispatcher/index.ts'
 import type { KafkaConnection } from '../kafka/index.ts'
 import { loadSchedulerConfig } from '../scheduler/index.ts'
 import type { SchedulerConfig } from '../scheduler/index.ts'
+import { sourceNet } from '../secrets/index.ts'
 import type { SecretKey } from '../secrets/index.ts'
 import { ApiServer } from '../server/index.ts'
 import { ResourceStore, isKafkaSource, isSource } from '../store/index.ts'
@@ -18,7 +19,7 @@ import type { LiveDispatcher } from './presentation.ts'
 import { DeliveryErrors } from './delivery-errors.ts'
 import { FlowIndex } from './sink-flow.ts'
 import { startObservability } from './observability.ts'
-import { MembersFollower, SchedulerLeader } from '../leader/index.ts'
+import { DeadMembers, MembersFollower, SchedulerLeader } from '../leader/index.ts'
 import type { PoolOptions } from '../leader/index.ts'
 import { MAX_POOL_SIZE } from '../pool/index.ts'
 import { sourceOffsets } from './source-operations.ts'
@@ -134,6 +135,15 @@ export async function startController(options: ControllerOptions): Promise<Runni
     sourceOffsets(store, options.secretKey)
   )
   leader.start()
+  // On every replica, not only the leader's (src/leader/dead-members.ts).
+  const deadMembers = new DeadMembers({
+    connection,
+    store,
+    net: sourceNet(store, options.secretKey),
+    members,
+    log: logTo
+  })
+  deadMembers.start()
   const reconciler = new SourceReconciler({
     store,
     serviceUrlTemplate,
@@ -153,6 +163,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
       await operator?.stop()
       reconciler.stop()
       await observed.close()
+      await deadMembers.stop()
       await leader.stop()
       await scaler?.close().catch(() => undefined)
       await members.close()

@@ -5,21 +5,19 @@ import { kafkaErrorMessage } from '../kafka/index.ts'
 import type { KafkaConnection } from '../kafka/index.ts'
 import type { SourceNet } from '../secrets/index.ts'
 import { isKafkaSource } from '../store/index.ts'
-import type { PlacementsRecord, ResourceStore, StoredEntry, StoredKafkaSource } from '../store/index.ts'
+import type { ResourceStore, StoredEntry, StoredKafkaSource } from '../store/index.ts'
 import type { Log } from '../log/index.ts'
+import type { MembersSource } from './options.ts'
 
-/** What a term's DeadMembers reads, and asks, before it removes a dispatcher's members. */
+/** What DeadMembers reads, and asks, before it removes a dispatcher's members. */
 export interface DeadMembersOptions {
   /** The controller's connection: its client id names the clients (each source's own brokers are used). */
   readonly connection: KafkaConnection
-  readonly store: Pick<ResourceStore, 'peek'>
+  /** The sources, with the placements the log holds for them (`scheduling`). */
+  readonly store: Pick<ResourceStore, 'snapshot'>
   readonly net: SourceNet
-  /** The placements the log holds now, source key → record (read before the pass that moves them). */
-  readonly placements: ReadonlyMap<string, PlacementsRecord>
-  /** Resolves once every heartbeat appended before the call is applied (rejects when the log cannot be read). */
-  readonly caughtUp: () => Promise<void>
-  /** Whether the dispatcher is still dead in the same incarnation, and the term still leads. */
-  readonly stillDead: (dispatcher: string, incarnation: number) => boolean
+  /** The heartbeats: who is dead, and a barrier that resolves once every heartbeat appended before it is applied. */
+  readonly members: Required<Pick<MembersSource, 'members' | 'barrier'>> & Pick<MembersSource, 'on' | 'off'>
   readonly log: Log
 }
 
@@ -32,45 +30,83 @@ const RETRY_MS = 1_000
 /**
  * Takes a dead dispatcher's members out of the consumer groups of the KafkaSources placed on it, once each time it
  * is declared dead, so that the groups' rebalances need not wait out the members' sessions (removeStaticMembers: a
- * moved coordinator gives them a fresh one). Safe to race with the dispatcher: it fenced itself and stopped its
- * members before anyone could declare it dead, a member that rejoined since is refused as fenced, not removed, and
- * nothing is removed unless the heartbeats read up to now still say it is dead (a stalled view of the heartbeats
- * makes every dispatcher look dead).
+ * moved coordinator gives them a fresh one).
+ *
+ * Every controller replica does it, not only the scheduler leader: the fault that kills a zone's dispatchers may
+ * take the leader's zone too, and a new leader takes over only once the old one's session in the controllers' group
+ * is over — about 4 s after the dispatchers are declared dead, in which their partitions would deliver nothing
+ * (docs/faults.md, fix 19). A second replica to look finds nothing left to remove (the group is described first).
+ *
+ * Safe to race with the dispatcher, and with the other replicas: the dispatcher fenced itself and cut its deliveries
+ * before anyone could declare it dead, a member that rejoined since is refused as fenced, not removed, and nothing is
+ * removed unless the heartbeats read up to now still say it is dead (a stalled view of the heartbeats — a replica
+ * cut off from the members partition's leader — makes every dispatcher look dead, and fails the barrier).
  */
 export class DeadMembers {
   readonly #options: DeadMembersOptions
   /** The incarnation of each dispatcher, dead now, whose members are being or were removed. */
   readonly #handled = new Map<string, number>()
+  readonly #onChange = () => this.#declared()
+  readonly #removing = new Set<Promise<void>>()
+  #stopped = false
 
   constructor(options: DeadMembersOptions) {
     this.#options = options
   }
 
-  /** Told the dispatchers that are dead now: starts the removal for each one newly declared dead. */
-  declared(dead: readonly MemberStatus[]): void {
+  /** Follows the heartbeats from now on: each dispatcher newly declared dead has its members removed. */
+  start(): void {
+    this.#options.members.on('change', this.#onChange)
+    this.#declared()
+  }
+
+  /** Stops following; resolves once the removals under way are over (each stops at its next look). */
+  async stop(): Promise<void> {
+    this.#stopped = true
+    this.#options.members.off('change', this.#onChange)
+    await Promise.allSettled(this.#removing)
+  }
+
+  /** Starts the removal for each dispatcher dead now and newly declared so. */
+  #declared(): void {
+    const dead = this.#dead()
     // One that came back is handled again when it dies again, in the same incarnation or a new one.
     const ids = new Set(dead.map(m => m.id))
     for (const id of this.#handled.keys()) if (!ids.has(id)) this.#handled.delete(id)
     for (const { id, incarnation } of dead) {
       if (this.#handled.get(id) === incarnation) continue
       this.#handled.set(id, incarnation)
-      this.#remove(id, incarnation).catch((error: unknown) =>
-        this.#options.log('warn', 'could not remove a dead dispatcher’s members', {
-          dispatcher: id,
-          error: String(error)
-        })
-      )
+      const removing = this.#remove(id, incarnation)
+        .catch((error: unknown) =>
+          this.#options.log('warn', 'could not remove a dead dispatcher’s members', {
+            dispatcher: id,
+            error: String(error)
+          })
+        )
+        .finally(() => this.#removing.delete(removing))
+      this.#removing.add(removing)
     }
   }
 
+  #dead(): MemberStatus[] {
+    return this.#options.members.members().filter(m => m.state === 'dead')
+  }
+
+  /** Whether the dispatcher is still dead in the same incarnation, and this replica still runs. */
+  #stillDead(id: string, incarnation: number): boolean {
+    return !this.#stopped && this.#dead().some(m => m.id === id && m.incarnation === incarnation)
+  }
+
   async #remove(dispatcher: string, incarnation: number): Promise<void> {
-    const { store, placements } = this.#options
-    const sources = [...placements.values()]
-      .filter(p => p.slot === 'consumer' && p.placements.some(x => x.podName === dispatcher && x.vreplicas > 0))
-      .map(p => store.peek(p.source))
-      .filter((e): e is StoredEntry<StoredKafkaSource> => e !== undefined && isKafkaSource(e))
+    const sources = this.#options.store
+      .snapshot(key => key.startsWith('KafkaSource/'))
+      .filter((e): e is StoredEntry<StoredKafkaSource> => isKafkaSource(e))
+      .filter(
+        ({ scheduling: p }) =>
+          p?.slot === 'consumer' && p.placements.some(x => x.podName === dispatcher && x.vreplicas > 0)
+      )
     if (sources.length === 0) return
-    await this.#options.caughtUp()
+    await this.#options.members.barrier()
     const queue = [...sources]
     const worker = async () => {
       for (let entry = queue.shift(); entry !== undefined; entry = queue.shift()) {
@@ -85,7 +121,7 @@ export class DeadMembers {
     const resolved = net(entry)
     if (resolved.kind === 'unresolved') return
     const { bootstrapServers, consumerGroup } = entry.object.spec
-    const stillWanted = () => this.#options.stillDead(dispatcher, incarnation)
+    const stillWanted = () => this.#stillDead(dispatcher, incarnation)
     for (let attempt = 1; attempt <= ATTEMPTS && stillWanted(); attempt++) {
       try {
         const removed = await removeStaticMembers({
@@ -94,7 +130,7 @@ export class DeadMembers {
           groupId: consumerGroup,
           remove: instanceId => isMemberOf(dispatcher, instanceId),
           stillWanted,
-          reason: `dispatcher ${dispatcher} declared dead by the scheduler leader`
+          reason: `dispatcher ${dispatcher} declared dead by controller ${this.#options.connection.clientId}`
         })
         if (removed.length > 0) {
           log('info', 'a dead dispatcher’s members removed from their group', {

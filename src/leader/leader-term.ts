@@ -7,8 +7,6 @@ import { sourceNet, sourcesReferring } from '../secrets/index.ts'
 import type { SourceNet } from '../secrets/index.ts'
 import { contractKey, isFencing, isKafkaSource } from '../store/index.ts'
 import type { ScaleRecord, StoredEntry } from '../store/index.ts'
-import type { MemberStatus } from '../dispatcher/index.ts'
-import { DeadMembers } from './dead-members.ts'
 import { cordonedIn, schedulerDispatchers } from './dispatcher-states.ts'
 import { leaderWrites } from './leader-writes.ts'
 import type { SchedulerLeaderOptions } from './options.ts'
@@ -35,7 +33,6 @@ export class LeaderTerm {
   readonly #pool: PoolSizer
   readonly #approvals = new RebalanceApprovals()
   readonly #net: SourceNet
-  readonly #deadMembers: DeadMembers
   /** The autoscalers of this term: they start from the scales the log recorded. */
   #autoscaler: Autoscaler | undefined
   /** The vreplicas each source was last given to the scheduler, and by whom. */
@@ -55,18 +52,6 @@ export class LeaderTerm {
       if (!this.deposed) this.#onFailure(new Error(`fenced: scheduler term ${epoch} wrote after this one`))
     })
     this.#scheduler = new Scheduler({ config: options.config })
-    this.#deadMembers = new DeadMembers({
-      connection: options.connection,
-      store: options.store,
-      net: this.#net,
-      placements: this.#termLog.placements,
-      caughtUp: async () => {
-        await options.members.barrier?.()
-      },
-      stillDead: (id, incarnation) =>
-        !this.#stopped && !this.deposed && this.#dead().some(m => m.id === id && m.incarnation === incarnation),
-      log: options.log
-    })
     this.#partitions = new PartitionCounts(options.connection.clientId, options.log)
     this.#pool = new PoolSizer({
       pool: options.pool,
@@ -218,14 +203,8 @@ export class LeaderTerm {
 
   #dispatchersChanged(): void {
     const live = this.#options.members.liveDispatchers()
-    // Before the pass moves their vreplicas: the placements still name the dispatchers that held them.
-    this.#deadMembers.declared(this.#dead())
     this.#scheduler.setDispatchers(schedulerDispatchers(live, cordonedIn(this.#options.store), this.#pool.draining))
     this.#schedulePass()
-  }
-
-  #dead(): MemberStatus[] {
-    return (this.#options.members.members?.() ?? []).filter(m => m.state === 'dead')
   }
 
   #schedulePass(delay = this.#options.debounceMs ?? 50): void {

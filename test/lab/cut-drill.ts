@@ -1,7 +1,8 @@
 // The cut drills (zone-cut, dispatcher-cut and one-way-cut .lab.ts), one body. Drill: one zone — or one dispatcher's
 // host, or that host's packets to everyone but the sink host (`CutKind`) — cut off from the other two while records
 // stream and PingSources fire every second. The cut
-// zone — the zone of the dispatcher running the PingSources — keeps its broker, controller and dispatchers,
+// zone — the zone of the dispatcher running the PingSources — keeps its broker, controller (made the scheduler
+// leader first, in a zone cut: the worst case) and dispatchers,
 // which still reach each other and the sink host, but nothing in the other zones. Its dispatchers must fence
 // themselves (their heartbeats no longer reach the members partition's in-sync replicas) and stop delivering;
 // the controllers outside the zone declare them dead and place their vreplicas and schedules on the other
@@ -37,6 +38,7 @@ import {
   fenced,
   lab,
   labBrokers,
+  leadFrom,
   leaderOf,
   placementsOf,
   seconds,
@@ -116,6 +118,9 @@ export async function cutDrill(kind: CutKind): Promise<void> {
     const outsideBrokers = brokersOutside(zone)
     const made = new IdProducer(label, topic, PARTITIONS, outsideBrokers)
     producer = made
+    // A zone cut takes the scheduler leader's zone too: the worst case, the leadership moving while the cut zone's
+    // dispatchers are declared dead (docs/faults.md, fix 19).
+    const leaderRestarts = kind === 'zone' ? await leadFrom(pool, zone) : 0
     const leaderBefore = await leaderOf(api)
     const placedBefore = await Promise.all(names.map(s => placementsOf(api, `${KS}/${s}`)))
     const onCut = placedBefore.reduce(
@@ -282,6 +287,7 @@ export async function cutDrill(kind: CutKind): Promise<void> {
       cutDispatchers: [...cutIds].join(' '),
       vreplicasOnCut: onCut,
       leader: `${leaderBefore?.replicaId}→${leaderDuring?.replicaId}→${leaderAfter?.replicaId}`,
+      leaderRestarts,
       rebalances: `${rebalancesCut} during the cut, ${watcher.total} in all`,
       flaps,
       deliveredWhileFenced: whileFenced.reduce((n, f) => n + f.events + f.ticks, 0),

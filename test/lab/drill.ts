@@ -2,6 +2,7 @@
 // lab and its brokers, a pool of Shoal processes on the lab's hosts, sinks on the sink host's address, Kafka's
 // view of partitions (kafka-topics --describe style) and of consumer groups (to count rebalances), and the
 // drill's timings, written beside its counts to the summary table.
+import assert from 'node:assert/strict'
 import { appendFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Admin } from '@platformatic/kafka'
@@ -175,6 +176,8 @@ export function everyPartitionPast(ids: ReadonlySet<string>, partitions: number,
 export interface Pool {
   readonly controllers: LabController[]
   readonly dispatchers: LabDispatcher[]
+  /** Stops a controller (SIGTERM: it leaves the group at once) and starts it again on its host, in its place. */
+  restart(controller: LabController): Promise<LabController>
   /** Every process, stopped (SIGTERM; a paused one is continued first). */
   stop(): Promise<void>
 }
@@ -196,26 +199,28 @@ export async function startPool(
 ): Promise<Pool> {
   const controllers: LabController[] = []
   const dispatchers: LabDispatcher[] = []
+  const logs = (host: LabHost) => ({
+    logLevel: options.logLevel ?? 'info',
+    logFile: join(lab().dir, 'logs', prefix, `${host.name}.log`)
+  })
+  const startController = (h: LabHost) =>
+    startLabController(h, brokers().join(','), prefix, [...LIVENESS, ...(options.controllerArgs ?? [])], logs(h))
   const pool: Pool = {
     controllers,
     dispatchers,
+    async restart(controller) {
+      await controller.stop()
+      const started = await startController(controller.host)
+      controllers[controllers.indexOf(controller)] = started
+      return started
+    },
     async stop() {
       await Promise.all([...controllers, ...dispatchers].map(p => p.stop()))
     }
   }
   try {
-    const logs = (host: LabHost) => ({
-      logLevel: options.logLevel ?? 'info',
-      logFile: join(lab().dir, 'logs', prefix, `${host.name}.log`)
-    })
     const hosts = hostsOf(lab(), 'controller').slice(0, options.controllers ?? 3)
-    controllers.push(
-      ...(await Promise.all(
-        hosts.map(h =>
-          startLabController(h, brokers().join(','), prefix, [...LIVENESS, ...(options.controllerArgs ?? [])], logs(h))
-        )
-      ))
-    )
+    controllers.push(...(await Promise.all(hosts.map(startController))))
     for (const host of hostsOf(lab(), 'dispatcher')) {
       dispatchers.push(
         await startLabDispatcher(
@@ -229,15 +234,7 @@ export async function startPool(
         )
       )
     }
-    await eventually(
-      async () => {
-        const group = await replicas(controllers[0]!.url)
-        const owned = new Set(group.flatMap(r => (r as Replica & { buckets?: number[] }).buckets ?? []))
-        return group.length === controllers.length && owned.size === BUCKETS ? true : undefined
-      },
-      120_000,
-      `${controllers.length} controllers in the group, owning all ${BUCKETS} buckets`
-    )
+    await wholeGroup(controllers)
     return pool
   } catch (error) {
     await pool.stop()
@@ -255,6 +252,38 @@ export async function shoalCli(api: string, args: readonly string[]): Promise<st
   const code = await exited
   if (code !== 0) throw new Error(`shoal ${args.join(' ')}: exit ${code}: ${lines.join('\n')}`)
   return lines.join('\n')
+}
+
+/** Waits until every controller is in the group and the group owns every bucket. */
+async function wholeGroup(controllers: readonly LabController[]): Promise<void> {
+  await eventually(
+    async () => {
+      const group = await replicas(controllers[0]!.url)
+      const owned = new Set(group.flatMap(r => (r as Replica & { buckets?: number[] }).buckets ?? []))
+      return group.length === controllers.length && owned.size === BUCKETS ? true : undefined
+    },
+    120_000,
+    `${controllers.length} controllers in the group, owning all ${BUCKETS} buckets`
+  )
+}
+
+/**
+ * Moves the scheduler leadership (bucket 0) to the controller in `zone`: the leader elsewhere is restarted — it leaves
+ * the group, and comes back claiming nothing, so the buckets others hold stay theirs — until the zone's controller
+ * leads. Returns how many restarts it took.
+ */
+export async function leadFrom(pool: Pool, zone: string): Promise<number> {
+  const target = pool.controllers.find(c => c.host.zone === zone)
+  assert.ok(target, `a controller in zone ${zone}`)
+  for (let restarts = 0; restarts < 8; restarts++) {
+    const leader = await eventually(async () => leaderOf(target.url), 60_000, 'a scheduler leader')
+    if (leader.replicaId === target.host.name) return restarts
+    const current = pool.controllers.find(c => c.host.name === leader.replicaId)
+    assert.ok(current, `the leader ${leader.replicaId} is one of the pool's controllers`)
+    await pool.restart(current)
+    await wholeGroup(pool.controllers)
+  }
+  throw new Error(`the scheduler leadership did not move to zone ${zone} in 8 restarts`)
 }
 
 /** The controller replicas and the leader, as the controller at `url` sees them. */
