@@ -1,5 +1,5 @@
 // A dead dispatcher's static members taken out of a real consumer group (LeaveGroup by instance id), as the
-// scheduler leader does when it declares the dispatcher dead. The group as the coordinator describes it afterwards
+// controllers do when they declare the dispatcher dead. The group as the coordinator describes it afterwards
 // (DescribeGroups, the library's admin) is the truth: with a long session, the members would otherwise stay.
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
