@@ -4,10 +4,10 @@
  * rebalance), and the coordinator keeps a static member until its session times out, however long the group's
  * rebalance waits for it. When the coordinator itself moves (its broker lost, or cut off with a zone), the new one
  * gives every member a fresh session when it loads the group: the lab's zone-b cut waited until about 11.5 s for the
- * members of a dispatcher the controllers had declared dead at 6 s (docs/faults.md). Every controller replica removes them
- * when it declares their dispatcher dead, as Kafka's admin removes members: LeaveGroup naming the instance ids. It
- * names each member's id too, so that a member that rejoined under the same instance id since it was described (the
- * dispatcher back) is refused as fenced, not removed.
+ * members of a dispatcher the controllers had declared dead at 6 s (docs/faults.md). Every controller replica
+ * removes them when it declares their dispatcher dead, as Kafka's admin removes members: LeaveGroup naming the
+ * instance ids. It names each member's id too, so that a member that rejoined under the same instance id since it was
+ * described (the dispatcher back) is refused as fenced, not removed.
  */
 import { ConnectionPool, FindCoordinatorKeyTypes, leaveGroupV5 } from '@platformatic/kafka'
 import { ErrorCodes, ShoalError } from '../errors/index.ts'
