@@ -1,11 +1,14 @@
 import type { Broker, ClusterMetadata } from '@platformatic/kafka'
-import { GROUP_REBALANCE_TIMEOUT_MS } from '../kafka/index.ts'
+import { GROUP_REBALANCE_TIMEOUT_MS, brokerHealth } from '../kafka/index.ts'
 import type { MemberContext } from './member-context.ts'
 import { StrandedWatch, strandedPartitions } from './stranded-partitions.ts'
 import { sleep } from './wake.ts'
 
 /** How old the client's cached metadata may be (its `metadataMaxAge` default). */
 const CLIENT_METADATA_MAX_AGE_MS = 5_000
+
+/** How long a coordinator the member looked up itself is used before it looks again (see #answering). */
+const FOUND_COORDINATOR_MS = 1_000
 
 /** The member's part of a commit's identity, as of one moment. */
 export interface CommitIdentityOf {
@@ -31,6 +34,8 @@ export class GroupMembership {
   #leader = false
   readonly #stranded = new StrandedWatch()
   #checkingAssignment = false
+  /** The coordinator the member last looked up itself, instead of the client's one (`instead`), and when. */
+  #found: { readonly instead: string; readonly coordinator: Broker; readonly at: number } | undefined
 
   constructor(ctx: MemberContext) {
     this.#ctx = ctx
@@ -189,18 +194,45 @@ export class GroupMembership {
     return { generationId: consumer.generationId, memberId, coordinator }
   }
 
-  /** The member's identity now, learning the coordinator's address first if need be; throws without one. */
+  /**
+   * The member's identity now, learning the coordinator's address first if need be; throws without one. A
+   * coordinator that answers nothing is replaced by the one Kafka names now (see #answering).
+   */
   async identityNow(): Promise<CommitIdentityOf> {
     if (this.identity() === undefined && this.#ctx.consumer.memberId) {
       this.rememberBrokers(await this.#ctx.consumer.metadata({ topics: [...this.#ctx.topics] }))
     }
     const identity = this.identity()
     if (identity === undefined) throw new Error('no group membership (or coordinator) to commit with yet')
-    return identity
+    return { ...identity, coordinator: await this.#answering(identity.coordinator) }
+  }
+
+  /**
+   * The client learns of a new coordinator only when a request to its old one fails: after the request's timeout,
+   * when the old one answers nothing (lost with its zone). Its generation and member id stay good at the new one,
+   * which loads the group from the log. So a coordinator that answers nothing (`brokerHealth`) is looked up here,
+   * of a broker that answers: a hand-over's mark and release, and the next owner's reads of them, reach the new
+   * coordinator as soon as Kafka has one, not once the client's heartbeat has timed out (docs/faults.md, fix 20).
+   */
+  async #answering(coordinator: Broker): Promise<Broker> {
+    const now = Date.now()
+    const key = brokerKey(coordinator)
+    if (!brokerHealth.suspect(key, now)) return coordinator
+    const found = this.#found
+    if (found?.instead === key && now - found.at < FOUND_COORDINATOR_MS) return found.coordinator
+    const asked = brokerHealth.order([...this.#brokers.values()], brokerKey, now)[0]
+    if (asked === undefined) return coordinator
+    const fresh = await this.#ctx.options.committer.findCoordinator(asked, this.#ctx.options.source.groupId)
+    this.#found = { instead: key, coordinator: fresh, at: now }
+    return fresh
   }
 
   /** Keeps the brokers' addresses from fresh metadata (the coordinator's among them). */
   rememberBrokers(metadata: ClusterMetadata): void {
     this.#brokers = new Map([...metadata.brokers].map(([id, b]) => [id, { host: b.host, port: b.port }]))
   }
+}
+
+function brokerKey(broker: Broker): string {
+  return `${broker.host}:${broker.port}`
 }

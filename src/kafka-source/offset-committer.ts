@@ -1,7 +1,9 @@
 import {
   ConnectionPool,
+  FindCoordinatorKeyTypes,
   decodeConsumerProtocolAssignment,
   describeGroupsV5,
+  findCoordinatorV4,
   leaveGroupV5,
   offsetCommitV8,
   offsetFetchV8
@@ -47,10 +49,11 @@ export interface CommittedOffset {
  * and a failure is only reported: the member's heartbeat, not a commit, decides when to rejoin.
  *
  * Its connections wait on a broker as every Shoal client's do (`kafkaConnectionTimeouts`), and a coordinator that
- * answers nothing (`brokerHealth`: lost with its zone) is not asked at all: the commit fails at once, and the next
- * try goes to the coordinator the member finds next. A hand-over's release is tried for a second after the drain;
- * a connection opened to the lost coordinator had spent it all (the lab's broker zone loss: the release given up,
- * and the partition's next owner waiting out the hand-over, 15 s after the loss).
+ * answers nothing (`brokerHealth`: lost with its zone) is not asked at all: the commit fails at once. A hand-over's
+ * release is tried for a second after the drain; a connection opened to the lost coordinator had spent it all (the
+ * lab's broker zone loss: the release given up, and the partition's next owner waiting out the hand-over, 15 s after
+ * the loss). The member looks up the new coordinator itself (`findCoordinator`, from `GroupMembership.identityNow`)
+ * rather than wait for its client to learn of it.
  */
 export class OffsetCommitter {
   readonly #pool: ConnectionPool
@@ -139,6 +142,24 @@ export class OffsetCommitter {
         }))
       }))
     }
+  }
+
+  /**
+   * The group's coordinator as Kafka names it now (FindCoordinator, asked of `asked`): for a member whose client
+   * still names one that answers nothing. Throws, retriable, while Kafka has none, or names one that answers nothing.
+   */
+  async findCoordinator(asked: Broker, groupId: string): Promise<Broker> {
+    const connection = await this.#pool.get(answering(asked))
+    const response = await findCoordinatorV4.api.async(connection, FindCoordinatorKeyTypes.GROUP, [groupId])
+    const found = response.coordinators.find(c => c.key === groupId)
+    if (found === undefined || found.errorCode !== 0) {
+      throw new ShoalError(
+        ErrorCodes.KAFKA,
+        `no coordinator for the group ${groupId} yet (FindCoordinator error code ${found?.errorCode})`,
+        { retriable: true }
+      )
+    }
+    return answering({ host: found.host, port: found.port })
   }
 
   /**

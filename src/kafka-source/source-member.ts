@@ -206,15 +206,20 @@ export class SourceMember {
       // same dispatcher restarting takes them back without a rebalance. One that goes for good leaves by its
       // instance id (see OffsetCommitter.leave). Either way the client must not send its own LeaveGroup, which
       // it does whenever it has a member id: it is told it has none.
-      const identity = options.leaveGroup ? this.#membership.identity() : undefined
-      if (identity !== undefined) {
-        await withTimeout(
+      // It goes to the coordinator Kafka names now, should the client's answer nothing (see identityNow).
+      if (options.leaveGroup && this.#membership.identity() !== undefined) {
+        const leave = async () =>
           this.#options.committer.leave(
-            { groupId: this.#options.source.groupId, groupInstanceId: this.#options.groupInstanceId, ...identity },
+            {
+              groupId: this.#options.source.groupId,
+              groupInstanceId: this.#options.groupInstanceId,
+              ...(await this.#membership.identityNow())
+            },
             'vreplica stopped'
-          ),
-          5_000
-        ).catch(error => this.#options.log('warn', 'LeaveGroup failed', this.#fields({ error })))
+          )
+        await withTimeout(leave(), 5_000).catch(error =>
+          this.#options.log('warn', 'LeaveGroup failed', this.#fields({ error }))
+        )
       }
       consumer.memberId = null
       await new Promise<void>(resolve => consumer.leaveGroup(false, () => resolve()))

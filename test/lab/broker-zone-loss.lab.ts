@@ -35,6 +35,7 @@ import {
   everySourcePast,
   isrTable,
   lab,
+  lastStallEnd,
   labBrokers,
   sinkHost,
   startPool,
@@ -173,6 +174,7 @@ describe('drill: the zone of the busy partitions’ leaders lost', () => {
       console.log(isrTable(await describeTopics(topics, outside), `zone ${ZONE} lost (asked of brokers ${outside}):`))
 
       const healAt = await faults.heal()
+      const steadyAt = Math.max(...lastStallEnd(drillSources, PARTITIONS, lostAt, healAt))
       // Asked of the brokers that stayed: the one coming back answers from its old metadata (all in sync) at first.
       await waitFullIsr(topics, 120_000, outside)
       const syncedAt = Date.now()
@@ -189,6 +191,7 @@ describe('drill: the zone of the busy partitions’ leaders lost', () => {
         'loss→delivering': deliveringAt - lostAt,
         ...Object.fromEntries(drillSources.map((source, i) => [`loss→${source.name}`, deliveringEach[i]! - lostAt])),
         'producing→delivering': deliveringAt - producingAt,
+        'loss→steady': steadyAt - lostAt,
         'loss→full service': Math.max(ledAt, producingAt, storeAt, deliveringAt) - lostAt,
         'heal→in sync': syncedAt - healAt,
         took: Date.now() - started

@@ -38,6 +38,7 @@ import {
   fenced,
   lab,
   labBrokers,
+  lastStallEnd,
   leadFrom,
   leaderOf,
   placementsOf,
@@ -224,6 +225,7 @@ export async function cutDrill(kind: CutKind): Promise<void> {
     // The heal, and the pool settling: every dispatcher Ready and unfenced, every source placed with nothing
     // pending, and then QUIET_MS with no change of a dispatcher's state or a placement.
     const healAt = await faults.heal()
+    const steadyAt = Math.max(...lastStallEnd(drillSources, PARTITIONS, cutAt, healAt))
     // What each cut dispatcher's host delivered between its fence and the heal, at either sink: must be nothing.
     const whileFenced = cut.map(d => {
       const from = fencedAt.get(d.id)!
@@ -276,6 +278,7 @@ export async function cutDrill(kind: CutKind): Promise<void> {
       'cut→placed': placedAt - cutAt,
       'cut→moved delivering': movedAt - cutAt,
       'cut→delivering': deliveringAt - cutAt,
+      'cut→steady': steadyAt - cutAt,
       ...Object.fromEntries(drillSources.map((source, i) => [`cut→${source.name}`, deliveringEach[i]! - cutAt])),
       'heal→settled': settledAt - healAt,
       took: Date.now() - started

@@ -16,7 +16,7 @@ import { eventually } from '../helpers/wait.ts'
 import { CountingSink, metricSum, sleep } from '../faults/harness.ts'
 import { TickSink } from '../helpers/ticks.ts'
 import { ensureTopics } from '../../src/kafka/index.ts'
-import type { IdProducer } from '../faults/harness.ts'
+import type { AnswerLog, IdProducer } from '../faults/harness.ts'
 import { labFromEnv } from './lab.ts'
 import { hostOf, hostsOf } from './net.ts'
 import type { LabDescription, LabHost } from './net.ts'
@@ -127,6 +127,38 @@ export class Stream {
 export interface DrillSource {
   readonly name: string
   readonly sink: { ids(source: string): ReadonlySet<string> }
+}
+
+/** A gap in a partition's deliveries this long, with records flowing, is a stall (the drill's stream sends every 0.2 s). */
+const STALL_MS = 2_000
+
+/**
+ * When delivery last resumed after a stall, per source: the end of the last gap of more than STALL_MS between two
+ * answers of one partition, from `from` to `to` (a partition still silent at `to` counts as resumed then). The
+ * "delivering" figures take each partition's first record past the fault; this one also sees a partition that
+ * stalled again later, in a second rebalance or a hand-over that waited.
+ */
+export function lastStallEnd(
+  sources: ReadonlyArray<{ readonly name: string; readonly sink: Pick<AnswerLog, 'partitionAnswers'> }>,
+  partitions: number,
+  from: number,
+  to: number
+): number[] {
+  return sources.map(source => {
+    let last = from
+    for (let partition = 0; partition < partitions; partition++) {
+      const times = (source.sink.partitionAnswers.get(`${source.name}|${partition}`) ?? [])
+        .map(([at]) => at)
+        .filter(at => at > from && at < to)
+        .sort((a, b) => a - b)
+      let previous = from
+      for (const at of [...times, to]) {
+        if (at - previous > STALL_MS) last = Math.max(last, at)
+        previous = at
+      }
+    }
+    return last
+  })
 }
 
 /** How many of the ids acknowledged so far each source has not delivered yet: `name n, …`. */

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { describeLab, faultRules, labIdOf, namespaceOf, newLabId, subnetOf, zonesOf } from './net.ts'
+import { lastStallEnd } from './drill.ts'
 
 const lab = describeLab('abc123', '/tmp/shoal-lab-abc123')
 const address = (name: string): string => lab.hosts.find(h => h.name === name)!.address
@@ -85,5 +86,28 @@ describe('the network lab faults as nftables rules', () => {
     assert.match(script, /output ip daddr \{ [\d.]+, [\d.]+ \} numgen random mod 100 < 20 counter drop/)
     assert.throws(() => faultRules(lab, { kind: 'lossy', hosts: ['dispatcher-0'], peers: ['broker-a'], percent: 0 }))
     assert.throws(() => faultRules(lab, { kind: 'cut-host', host: 'nope' }))
+  })
+})
+
+describe('the drills’ stall figure', () => {
+  const sink = (answers: Record<number, number[]>) => ({
+    partitionAnswers: new Map(
+      Object.entries(answers).map(([p, times]) => [`s|${p}`, times.map(t => [t, 'x'] as const)])
+    )
+  })
+  it('is the end of the last gap of more than 2 s in any partition, a partition silent at the end counting then', () => {
+    // Partition 0 steady after 3 s; partition 1 stalls again from 6 s to 9 s.
+    const steady = {
+      name: 's',
+      sink: sink({ 0: [3_000, 4_000, 5_000, 6_000, 7_000, 8_000, 9_000], 1: [2_500, 4_000, 6_000, 9_000, 9_500] })
+    }
+    assert.deepEqual(lastStallEnd([steady], 2, 0, 10_000), [9_000])
+    // A partition that never delivers again: resumed "at the end".
+    assert.deepEqual(lastStallEnd([{ name: 's', sink: sink({ 0: [1_000, 2_000] }) }], 1, 0, 10_000), [10_000])
+    // Gaps of 2 s or less are not stalls; answers outside the window do not count.
+    assert.deepEqual(
+      lastStallEnd([{ name: 's', sink: sink({ 0: [1_500, 3_500, 5_500, 7_500, 9_500, 12_000] }) }], 1, 0, 10_000),
+      [0]
+    )
   })
 })
