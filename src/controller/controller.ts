@@ -163,7 +163,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
       await operator?.stop()
       reconciler.stop()
       await observed.close()
-      await deadMembers.stop()
+      deadMembers.stop()
       await leader.stop()
       await scaler?.close().catch(() => undefined)
       await members.close()

@@ -2,13 +2,16 @@ import type { Broker, ClusterMetadata } from '@platformatic/kafka'
 import { GROUP_REBALANCE_TIMEOUT_MS, brokerHealth } from '../kafka/index.ts'
 import type { MemberContext } from './member-context.ts'
 import { StrandedWatch, strandedPartitions } from './stranded-partitions.ts'
-import { sleep } from './wake.ts'
+import { sleep, withTimeout } from './wake.ts'
 
 /** How old the client's cached metadata may be (its `metadataMaxAge` default). */
 const CLIENT_METADATA_MAX_AGE_MS = 5_000
 
 /** How long a coordinator the member looked up itself is used before it looks again (see #answering). */
 const FOUND_COORDINATOR_MS = 1_000
+
+/** How long one lookup of the coordinator may take: a hand-over's commit window is a second or two. */
+const LOOKUP_MS = 1_000
 
 /** The member's part of a commit's identity, as of one moment. */
 export interface CommitIdentityOf {
@@ -36,6 +39,10 @@ export class GroupMembership {
   #checkingAssignment = false
   /** The coordinator the member last looked up itself, instead of the client's one (`instead`), and when. */
   #found: { readonly instead: string; readonly coordinator: Broker; readonly at: number } | undefined
+  /** The lookup on its way, which every commit and read waiting for one shares. */
+  #lookup: Promise<Broker> | undefined
+  /** Lookups that failed in a row: each asks the next broker that answers. */
+  #lookupFailures = 0
 
   constructor(ctx: MemberContext) {
     this.#ctx = ctx
@@ -220,11 +227,30 @@ export class GroupMembership {
     if (!brokerHealth.suspect(key, now)) return coordinator
     const found = this.#found
     if (found?.instead === key && now - found.at < FOUND_COORDINATOR_MS) return found.coordinator
-    const asked = brokerHealth.order([...this.#brokers.values()], brokerKey, now)[0]
-    if (asked === undefined) return coordinator
-    const fresh = await this.#ctx.options.committer.findCoordinator(asked, this.#ctx.options.source.groupId)
-    this.#found = { instead: key, coordinator: fresh, at: now }
-    return fresh
+    this.#lookup ??= this.#lookUp(key).finally(() => (this.#lookup = undefined))
+    return this.#lookup
+  }
+
+  /** One lookup, of one broker that answers (the next after each failure), bounded by LOOKUP_MS. */
+  async #lookUp(instead: string): Promise<Broker> {
+    const candidates = brokerHealth
+      .order([...this.#brokers.values()], brokerKey, Date.now())
+      .filter(b => brokerKey(b) !== instead)
+    const asked = candidates[this.#lookupFailures % Math.max(1, candidates.length)]
+    if (asked === undefined) throw new Error('no broker to ask for the group’s coordinator')
+    try {
+      const fresh = await withTimeout(
+        this.#ctx.options.committer.findCoordinator(asked, this.#ctx.options.source.groupId),
+        LOOKUP_MS,
+        `asking ${brokerKey(asked)} for the group’s coordinator`
+      )
+      this.#lookupFailures = 0
+      this.#found = { instead, coordinator: fresh, at: Date.now() }
+      return fresh
+    } catch (error) {
+      this.#lookupFailures++
+      throw error
+    }
   }
 
   /** Keeps the brokers' addresses from fresh metadata (the coordinator's among them). */

@@ -11,6 +11,8 @@ import type { OwnedRun, PartitionRun } from './partition-run.ts'
 export interface HandoverCommit {
   readonly memberId: string
   readonly draining: boolean
+  /** Not sent past this time (ms since the epoch): the hand-over's window for it is over (see `OffsetCommitter`). */
+  readonly sendBy: number
 }
 
 /**
@@ -110,6 +112,9 @@ export class MemberCommits {
     }
     if (due.length === 0) return
     const identity = await this.#membership.identityNow()
+    if (handover !== undefined && Date.now() > handover.sendBy) {
+      throw new Error('the hand-over’s commit was not sent within its window')
+    }
     if (handover !== undefined && identity.memberId !== handover.memberId) {
       throw new Error(
         `member id ${identity.memberId} is not ${handover.memberId}, the one the partition was revoked under: ` +
@@ -119,7 +124,8 @@ export class MemberCommits {
     const options = this.#ctx.options
     await options.committer.commit(
       { groupId: options.source.groupId, groupInstanceId: options.groupInstanceId, ...identity },
-      due.map(({ run, offset, note }) => ({ topic: run.topic, partition: run.partition, offset, metadata: note }))
+      due.map(({ run, offset, note }) => ({ topic: run.topic, partition: run.partition, offset, metadata: note })),
+      handover?.sendBy
     )
     this.#commitFailures = 0
     for (const { tracker, offset, note } of due) tracker.committedAt(offset, note)

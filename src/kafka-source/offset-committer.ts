@@ -65,7 +65,11 @@ export class OffsetCommitter {
     })
   }
 
-  async commit(identity: CommitIdentity, offsets: readonly PartitionOffset[]): Promise<void> {
+  /**
+   * Commits the offsets. With `sendBy` (ms since the epoch), a commit not yet sent by then — its connection still
+   * opening — is not sent at all, and throws: a hand-over's commit must not land past its window.
+   */
+  async commit(identity: CommitIdentity, offsets: readonly PartitionOffset[], sendBy?: number): Promise<void> {
     if (offsets.length === 0) return
     const byTopic = new Map<string, offsetCommitV8.OffsetCommitRequestPartition[]>()
     for (const { topic, partition, offset, metadata } of offsets) {
@@ -79,6 +83,9 @@ export class OffsetCommitter {
       byTopic.set(topic, list)
     }
     const connection = await this.#pool.get(answering(identity.coordinator))
+    if (sendBy !== undefined && Date.now() > sendBy) {
+      throw new Error(`the commit was not sent by ${new Date(sendBy).toISOString()}, its window's end`)
+    }
     await offsetCommitV8.api.async(
       connection,
       identity.groupId,

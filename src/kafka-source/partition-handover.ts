@@ -6,6 +6,9 @@ import type { PartitionRun } from './partition-run.ts'
 import type { HandoverResult } from './types.ts'
 import { sleep, withTimeout } from './wake.ts'
 
+/** How long the draining mark's commit may take (after the commits before it); past it the drain goes on without. */
+const MARK_COMMIT_MS = 2_000
+
 // The hand-over of a partition between two members of a source's group, written where both can read it: the
 // metadata of the group's committed offset (see `commit-metadata.ts`). A member that loses a partition with
 // deliveries on the wire commits what is handled with the draining mark at once, lets those deliveries finish (at
@@ -84,9 +87,12 @@ export class HandOvers {
   async #drainAndRelease(run: PartitionRun, tracker: OffsetTracker, memberId: string | undefined): Promise<void> {
     const drainUntil = Date.now() + REVOKE_DRAIN_MS
     if (run.inFlight > 0 && memberId !== undefined) {
-      const mark = { memberId, draining: true }
+      // Not sent once its try is over: a mark that landed after the release would stand until the next owner's wait ends.
       await this.#commits
-        .chained(() => withTimeout(this.#commits.commitRuns([{ run, tracker }], mark), 2_000))
+        .chained(() => {
+          const mark = { memberId, draining: true, sendBy: Date.now() + MARK_COMMIT_MS }
+          return withTimeout(this.#commits.commitRuns([{ run, tracker }], mark), MARK_COMMIT_MS)
+        })
         .catch(() => undefined)
       while (run.inFlight > 0 && Date.now() < drainUntil && !this.#ctx.signal.aborted) {
         await this.#ctx.wake.wait(drainUntil - Date.now())
@@ -103,8 +109,9 @@ export class HandOvers {
       tracker.release()
       return
     }
-    const release = { memberId, draining: false }
     const giveUpAt = Math.max(drainUntil, Date.now()) + RELEASE_COMMIT_MS
+    // Never sent past the give-up time, even by a try that waited on its connection (see `OffsetCommitter.commit`).
+    const release = { memberId, draining: false, sendBy: giveUpAt }
     for (let attempt = 1; ; attempt++) {
       try {
         // Bounded by the give-up time: a release that lands later could land after the next owner started. Each try

@@ -1,3 +1,5 @@
+export { withTimeout } from '../util/index.ts'
+
 /** A loop's "something changed": `wait` resolves at the next `notify` or after `ms`, whichever is first. */
 export class Wake {
   #waiters: Array<() => void> = []
@@ -35,15 +37,4 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
     const timer = setTimeout(done, ms)
     signal.addEventListener('abort', done, { once: true })
   })
-}
-
-/** `promise`, or a rejection once `ms` have passed without it settling. */
-export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  return Promise.race([
-    promise,
-    new Promise<T>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms)
-    })
-  ]).finally(() => clearTimeout(timer))
 }

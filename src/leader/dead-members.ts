@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
+import { withTimeout } from '../util/index.ts'
 import type { MemberStatus } from '../dispatcher/index.ts'
 import { isMemberOf, removeStaticMembers } from '../kafka-source/index.ts'
 import { kafkaErrorMessage } from '../kafka/index.ts'
@@ -17,7 +18,8 @@ export interface DeadMembersOptions {
   readonly store: Pick<ResourceStore, 'snapshot'>
   readonly net: SourceNet
   /** The heartbeats: who is dead, and a barrier that resolves once every heartbeat appended before it is applied. */
-  readonly members: Required<Pick<MembersSource, 'members' | 'barrier'>> & Pick<MembersSource, 'on' | 'off'>
+  readonly members: Required<Pick<MembersSource, 'members' | 'barrier'>> &
+    Pick<MembersSource, 'liveDispatchers' | 'on' | 'off'>
   readonly log: Log
 }
 
@@ -26,6 +28,8 @@ const CONCURRENT_GROUPS = 4
 /** Attempts per group: the coordinator may be moving (the same fault that killed the dispatcher). */
 const ATTEMPTS = 3
 const RETRY_MS = 1_000
+/** How long reading the heartbeats up to their end may take before a removal is given up (a stalled view's read). */
+const BARRIER_MS = 5_000
 
 /**
  * Takes a dead dispatcher's members out of the consumer groups of the KafkaSources placed on it, once each time it
@@ -39,8 +43,11 @@ const RETRY_MS = 1_000
  *
  * Safe to race with the dispatcher, and with the other replicas: the dispatcher fenced itself and cut its deliveries
  * before anyone could declare it dead, a member that rejoined since is refused as fenced, not removed, and nothing is
- * removed unless the heartbeats read up to now still say it is dead (a stalled view of the heartbeats — a replica
- * cut off from the members partition's leader — makes every dispatcher look dead, and fails the barrier).
+ * removed unless the heartbeats, read up to their end first, still say it is dead. A replica whose view of the
+ * heartbeats has stalled sees every dispatcher dead: one cut off from the members partition's leader fails that read,
+ * but one cut off with it (the leader's zone cut) can read to an end that no longer moves. So nothing is removed, nor
+ * asked to be, while the replica sees no dispatcher alive — a view in which the whole pool died at once is taken for a
+ * stalled one, whose dispatchers' members are left to their sessions.
  */
 export class DeadMembers {
   readonly #options: DeadMembersOptions
@@ -60,10 +67,14 @@ export class DeadMembers {
     this.#declared()
   }
 
-  /** Stops following; resolves once the removals under way are over (each stops at its next look). */
-  async stop(): Promise<void> {
+  /** Stops following: the removals under way stop at their next look (see #stillDead). */
+  stop(): void {
     this.#stopped = true
     this.#options.members.off('change', this.#onChange)
+  }
+
+  /** Resolves once the removals under way now are over. */
+  async idle(): Promise<void> {
     await Promise.allSettled(this.#removing)
   }
 
@@ -92,12 +103,21 @@ export class DeadMembers {
     return this.#options.members.members().filter(m => m.state === 'dead')
   }
 
-  /** Whether the dispatcher is still dead in the same incarnation, and this replica still runs. */
+  /**
+   * Whether the dispatcher is still dead in the same incarnation, in a view that sees some dispatcher alive (see the
+   * class), and this replica still runs.
+   */
   #stillDead(id: string, incarnation: number): boolean {
-    return !this.#stopped && this.#dead().some(m => m.id === id && m.incarnation === incarnation)
+    return (
+      !this.#stopped &&
+      this.#options.members.liveDispatchers().length > 0 &&
+      this.#dead().some(m => m.id === id && m.incarnation === incarnation)
+    )
   }
 
   async #remove(dispatcher: string, incarnation: number): Promise<void> {
+    // Read now, in the change that declared it dead: the placements still name it (the scheduler's pass that moves
+    // its vreplicas comes later, debounced, and reaches the store through the log).
     const sources = this.#options.store
       .snapshot(key => key.startsWith('KafkaSource/'))
       .filter((e): e is StoredEntry<StoredKafkaSource> => isKafkaSource(e))
@@ -105,8 +125,8 @@ export class DeadMembers {
         ({ scheduling: p }) =>
           p?.slot === 'consumer' && p.placements.some(x => x.podName === dispatcher && x.vreplicas > 0)
       )
-    if (sources.length === 0) return
-    await this.#options.members.barrier()
+    if (sources.length === 0 || !this.#stillDead(dispatcher, incarnation)) return
+    await withTimeout(this.#options.members.barrier(), BARRIER_MS, 'reading the heartbeats to their end')
     const queue = [...sources]
     const worker = async () => {
       for (let entry = queue.shift(); entry !== undefined; entry = queue.shift()) {

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
+import { validateResource, withStoredDefaults } from '../../src/api/index.ts'
 import { ShoalError } from '../../src/errors/index.ts'
 import type { ErrorCode } from '../../src/errors/index.ts'
+import type { StoredEntry, StoredSource } from '../../src/store/index.ts'
 
 /** Runs `fn`, asserts it throws a ShoalError with `code`, and returns the error. */
 export function catchShoal(fn: () => unknown, code: ErrorCode): ShoalError {
@@ -49,5 +51,36 @@ export const kafkaSourceManifest = {
     bootstrapServers: ['kafka-0.kafka:9092'],
     topics: ['orders'],
     sink: { uri: 'http://sink.example.com/events' }
+  }
+}
+
+/**
+ * `kafkaSourceManifest` (its spec merged with `spec`) as the store holds it, `KafkaSource/default/orders`, with
+ * `vreplicas` placed on each of `placedOn`.
+ */
+export function storedKafkaSource(
+  placedOn: readonly string[],
+  spec: object = {},
+  vreplicas = 1
+): StoredEntry<StoredSource> {
+  const key = 'KafkaSource/default/orders'
+  const resource = validateResource({ ...kafkaSourceManifest, spec: { ...kafkaSourceManifest.spec, ...spec } })
+  const metadata = { ...resource.metadata, uid: 'u1', generation: 1, creationTimestamp: '2026-01-01T00:00:00Z' }
+  const object = withStoredDefaults({ ...resource, metadata }) as unknown as StoredSource
+  return {
+    key,
+    bucket: 0,
+    resourceVersion: '3',
+    object,
+    status: undefined,
+    scheduling: {
+      source: key,
+      slot: 'consumer',
+      placements: placedOn.map(podName => ({ podName, vreplicas })),
+      pending: 0,
+      epoch: 1,
+      revision: 1,
+      since: '2026-01-01T00:00:01Z'
+    }
   }
 }

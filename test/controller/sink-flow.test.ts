@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { validateResource, withStoredDefaults } from '../../src/api/index.ts'
 import { presentSource } from '../../src/controller/presentation.ts'
 import { FlowIndex, flowRowsBySource } from '../../src/controller/sink-flow.ts'
 import type { FlowReporter } from '../../src/controller/sink-flow.ts'
-import type { SinkFlowReport, StoredEntry, StoredSource } from '../../src/store/index.ts'
-import { kafkaSourceManifest } from '../api/helpers.ts'
+import type { SinkFlowReport } from '../../src/store/index.ts'
+import { storedKafkaSource } from '../api/helpers.ts'
 
 const KEY = 'KafkaSource/default/orders'
 
@@ -13,27 +12,7 @@ function report(source: string, sink: string, limit: number, extra: Partial<Sink
   return { source, sink, adaptive: false, limit, inFlight: 1, queued: 0, ...extra }
 }
 
-function entry(placedOn: readonly string[]): StoredEntry<StoredSource> {
-  const resource = validateResource(kafkaSourceManifest)
-  const metadata = { ...resource.metadata, uid: 'u1', generation: 1, creationTimestamp: '2026-01-01T00:00:00Z' }
-  const object = withStoredDefaults({ ...resource, metadata }) as unknown as StoredSource
-  return {
-    key: KEY,
-    bucket: 0,
-    resourceVersion: '3',
-    object,
-    status: undefined,
-    scheduling: {
-      source: KEY,
-      slot: 'consumer',
-      placements: placedOn.map(podName => ({ podName, vreplicas: 1 })),
-      pending: 0,
-      epoch: 1,
-      revision: 1,
-      since: '2026-01-01T00:00:01Z'
-    }
-  }
-}
+const entry = storedKafkaSource
 
 test('rows per source from alive dispatchers only, sorted by dispatcher then sink', () => {
   const dispatchers: FlowReporter[] = [

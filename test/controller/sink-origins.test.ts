@@ -1,35 +1,12 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { validateResource, withStoredDefaults } from '../../src/api/index.ts'
 import type { SinkOriginFigures } from '../../src/api/index.ts'
 import { presentSource } from '../../src/controller/presentation.ts'
 import { originsOf, sinkOriginRows } from '../../src/controller/sink-origins.ts'
 import type { StoredEntry, StoredSource } from '../../src/store/index.ts'
-import { kafkaSourceManifest } from '../api/helpers.ts'
+import { storedKafkaSource } from '../api/helpers.ts'
 
-const KEY = 'KafkaSource/default/orders'
-
-function entry(placedOn: readonly string[], spec: object = {}): StoredEntry<StoredSource> {
-  const resource = validateResource({ ...kafkaSourceManifest, spec: { ...kafkaSourceManifest.spec, ...spec } })
-  const metadata = { ...resource.metadata, uid: 'u1', generation: 1, creationTimestamp: '2026-01-01T00:00:00Z' }
-  const object = withStoredDefaults({ ...resource, metadata }) as unknown as StoredSource
-  return {
-    key: KEY,
-    bucket: 0,
-    resourceVersion: '3',
-    object,
-    status: undefined,
-    scheduling: {
-      source: KEY,
-      slot: 'consumer',
-      placements: placedOn.map(podName => ({ podName, vreplicas: 1 })),
-      pending: 0,
-      epoch: 1,
-      revision: 1,
-      since: '2026-01-01T00:00:01Z'
-    }
-  }
-}
+const entry = storedKafkaSource
 
 function figures(origin: string, extra: Partial<SinkOriginFigures> = {}): SinkOriginFigures {
   return { origin, inFlight: 0, oldestInFlightMs: 0, resent: 0, notAccepted: 0, ...extra }

@@ -208,8 +208,11 @@ export function everyPartitionPast(ids: ReadonlySet<string>, partitions: number,
 export interface Pool {
   readonly controllers: LabController[]
   readonly dispatchers: LabDispatcher[]
-  /** Stops a controller (SIGTERM: it leaves the group at once) and starts it again on its host, in its place. */
-  restart(controller: LabController): Promise<LabController>
+  /**
+   * Stops controllers (SIGTERM: each leaves the group at once), awaits `whileStopped`, and starts each again on its
+   * host, in its place.
+   */
+  restart(stopping: readonly LabController[], whileStopped: () => Promise<unknown>): Promise<void>
   /** Every process, stopped (SIGTERM; a paused one is continued first). */
   stop(): Promise<void>
 }
@@ -240,11 +243,12 @@ export async function startPool(
   const pool: Pool = {
     controllers,
     dispatchers,
-    async restart(controller) {
-      await controller.stop()
-      const started = await startController(controller.host)
-      controllers[controllers.indexOf(controller)] = started
-      return started
+    async restart(stopping, whileStopped) {
+      await Promise.all(stopping.map(c => c.stop()))
+      await whileStopped()
+      for (const controller of stopping) {
+        controllers[controllers.indexOf(controller)] = await startController(controller.host)
+      }
     },
     async stop() {
       await Promise.all([...controllers, ...dispatchers].map(p => p.stop()))
@@ -300,22 +304,27 @@ async function wholeGroup(controllers: readonly LabController[]): Promise<void> 
 }
 
 /**
- * Moves the scheduler leadership (bucket 0) to the controller in `zone`: the leader elsewhere is restarted — it leaves
- * the group, and comes back claiming nothing, so the buckets others hold stay theirs — until the zone's controller
- * leads. Returns how many restarts it took.
+ * Moves the scheduler leadership (bucket 0) to the controller in `zone`: unless it leads already, the others are
+ * restarted together — it holds every bucket while they are away, and they come back claiming nothing, so it keeps
+ * the lowest, bucket 0 (src/store/bucket-assignor.ts). Returns how many controllers were restarted.
  */
 export async function leadFrom(pool: Pool, zone: string): Promise<number> {
   const target = pool.controllers.find(c => c.host.zone === zone)
   assert.ok(target, `a controller in zone ${zone}`)
-  for (let restarts = 0; restarts < 8; restarts++) {
-    const leader = await eventually(async () => leaderOf(target.url), 60_000, 'a scheduler leader')
-    if (leader.replicaId === target.host.name) return restarts
-    const current = pool.controllers.find(c => c.host.name === leader.replicaId)
-    assert.ok(current, `the leader ${leader.replicaId} is one of the pool's controllers`)
-    await pool.restart(current)
-    await wholeGroup(pool.controllers)
-  }
-  throw new Error(`the scheduler leadership did not move to zone ${zone} in 8 restarts`)
+  const leader = await eventually(async () => leaderOf(target.url), 60_000, 'a scheduler leader')
+  if (leader.replicaId === target.host.name) return 0
+  const others = pool.controllers.filter(c => c !== target)
+  await pool.restart(others, () =>
+    eventually(
+      async () => ((await leaderOf(target.url))?.replicaId === target.host.name ? true : undefined),
+      60_000,
+      `${target.host.name} leading alone`
+    )
+  )
+  await wholeGroup(pool.controllers)
+  const after = await leaderOf(target.url)
+  assert.equal(after?.replicaId, target.host.name, 'the leadership stays with the cut zone’s controller')
+  return others.length
 }
 
 /** The controller replicas and the leader, as the controller at `url` sees them. */
